@@ -1,0 +1,62 @@
+//! Command line: clap flags become validated configs, then run; errors map
+//! to exit codes (2 for bad arguments, 1 for failures at run time).
+
+mod serve;
+pub mod values;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "loadlab",
+    version,
+    about = "Serve HTTP/1.1 in six concurrency models and measure them"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the HTTP server in one concurrency model.
+    Serve(serve::ServeArgs),
+}
+
+/// Parses the process arguments, runs, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Serve(args)) => serve::run(args),
+        None => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) if is_broken_pipe(&e) => 0,
+        Err(e) => {
+            eprintln!("loadlab: {e:#}");
+            match e.downcast_ref::<values::UsageError>() {
+                Some(_) => 2,
+                None => 1,
+            }
+        }
+    }
+}
+
+/// Output piped into `head` that closes early is not a failure.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}

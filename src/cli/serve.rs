@@ -1,0 +1,109 @@
+//! `loadlab serve`: flags -> ServerConfig -> run until SIGINT/SIGTERM.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::values::{parse_duration, parse_size, UsageError};
+use crate::http::Limits;
+use crate::server::{self, App, Model, ServerConfig, Shutdown};
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Concurrency model: iterative, thread-per-conn, thread-pool, prefork,
+    /// event-loop, reactors.
+    #[arg(long, short = 'm', default_value = "event-loop")]
+    pub model: Model,
+    /// Threads (thread-pool; 0 = grow on demand), processes (prefork) or
+    /// event loops (reactors). Default: per model, from the core count.
+    #[arg(long, short = 'w')]
+    pub workers: Option<usize>,
+    /// Address to listen on; port 0 picks a free port (printed on start).
+    #[arg(long, short = 'a', default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Directory of static files; without it an embedded docroot is served
+    /// (/, /index.html, /500B.html, /20KB.html).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+    /// Most connections open at once (per process for prefork).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_connections: usize,
+    /// Largest request body /echo accepts (e.g. 8M).
+    #[arg(long, default_value = "8M", value_parser = parse_size)]
+    pub max_body: u64,
+    /// Time to receive a whole request head.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub header_timeout: Duration,
+    /// Time an idle keep-alive connection is kept.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+    /// Longest pause between reads of a request body.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub body_timeout: Duration,
+    /// Time in-flight requests get to finish after SIGINT/SIGTERM.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+}
+
+impl ServeArgs {
+    /// Second stage: checks values that clap cannot and builds the config.
+    pub fn into_config(self) -> anyhow::Result<ServerConfig> {
+        if self.max_connections == 0 {
+            return Err(UsageError("--max-connections must be at least 1".into()).into());
+        }
+        if let Some(0) = self.workers {
+            if matches!(self.model, Model::Prefork | Model::Reactors) {
+                return Err(
+                    UsageError(format!("--workers must be at least 1 for {}", self.model)).into(),
+                );
+            }
+        }
+        for (name, d) in [
+            ("--header-timeout", self.header_timeout),
+            ("--idle-timeout", self.idle_timeout),
+            ("--body-timeout", self.body_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(UsageError(format!("{name} must be greater than 0")).into());
+            }
+        }
+        let app =
+            App::new(self.root, None, self.max_body).map_err(|e| UsageError(format!("{e:#}")))?;
+        let mut cfg = ServerConfig::new(self.model, app);
+        cfg.workers = self
+            .model
+            .effective_workers(self.workers.unwrap_or_else(|| self.model.default_workers()));
+        cfg.max_connections = self.max_connections;
+        cfg.shutdown_grace = self.shutdown_grace;
+        cfg.limits = Limits {
+            max_body: self.max_body,
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            body_timeout: self.body_timeout,
+        };
+        Ok(cfg)
+    }
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let addr = args.addr;
+    let cfg = args.into_config()?;
+    let shutdown = Shutdown::from_signals()?;
+    let listener = server::bind(addr, cfg.model.needs_reuseport())
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    // Exactly one line, flushed before any worker exists, so scripts and
+    // tests can read the port when they asked for port 0.
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "listening on http://{local} model={} workers={}",
+        cfg.model, cfg.workers
+    )?;
+    out.flush()?;
+    drop(out);
+    server::run(listener, &cfg, &shutdown)
+}

@@ -1,0 +1,161 @@
+//! A parsed, validated request head.
+
+use std::ops::Range;
+
+/// Methods the server knows by name. Anything else (including lowercase
+/// spellings, since methods are case-sensitive) is answered with 501.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+    Options,
+    Patch,
+    Trace,
+    Connect,
+}
+
+impl Method {
+    pub fn from_bytes(b: &[u8]) -> Option<Method> {
+        Some(match b {
+            b"GET" => Method::Get,
+            b"HEAD" => Method::Head,
+            b"POST" => Method::Post,
+            b"PUT" => Method::Put,
+            b"DELETE" => Method::Delete,
+            b"OPTIONS" => Method::Options,
+            b"PATCH" => Method::Patch,
+            b"TRACE" => Method::Trace,
+            b"CONNECT" => Method::Connect,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Patch => "PATCH",
+            Method::Trace => "TRACE",
+            Method::Connect => "CONNECT",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    Http10,
+    Http11,
+}
+
+/// How the request body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLength {
+    /// No body (no Content-Length and no Transfer-Encoding, or length 0).
+    Empty,
+    Length(u64),
+    Chunked,
+}
+
+/// A request head. The raw head bytes are kept in one buffer and fields are
+/// ranges into it, so parsing allocates twice per request, not per header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestHead {
+    raw: Vec<u8>,
+    pub method: Method,
+    pub version: Version,
+    target: Range<usize>,
+    path: Range<usize>,
+    query: Option<Range<usize>>,
+    headers: Vec<(Range<usize>, Range<usize>)>,
+    /// The client wants the connection kept open after this exchange.
+    pub keep_alive: bool,
+    pub body: BodyLength,
+    /// The client sent `Expect: 100-continue` and waits before sending the body.
+    pub expect_continue: bool,
+}
+
+impl RequestHead {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        raw: Vec<u8>,
+        method: Method,
+        version: Version,
+        target: Range<usize>,
+        path: Range<usize>,
+        query: Option<Range<usize>>,
+        headers: Vec<(Range<usize>, Range<usize>)>,
+        keep_alive: bool,
+        body: BodyLength,
+        expect_continue: bool,
+    ) -> Self {
+        RequestHead {
+            raw,
+            method,
+            version,
+            target,
+            path,
+            query,
+            headers,
+            keep_alive,
+            body,
+            expect_continue,
+        }
+    }
+
+    fn text(&self, r: &Range<usize>) -> &str {
+        // Targets and header names were checked to be ASCII tokens/URI chars
+        // by httparse, so this cannot fail; an empty string is a safe answer.
+        std::str::from_utf8(&self.raw[r.clone()]).unwrap_or("")
+    }
+
+    /// The request target exactly as sent.
+    pub fn target(&self) -> &str {
+        self.text(&self.target)
+    }
+
+    /// The path of the target, still percent-encoded; for absolute-form
+    /// targets the scheme and authority are removed.
+    pub fn path(&self) -> &str {
+        if self.path.is_empty() {
+            "/"
+        } else {
+            self.text(&self.path)
+        }
+    }
+
+    /// The query string (without `?`), if any, still percent-encoded.
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_ref().map(|q| self.text(q))
+    }
+
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(n, _)| self.raw[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| &self.raw[v.clone()])
+    }
+
+    /// The first value of a header as text, if it is valid UTF-8.
+    pub fn header_str(&self, name: &str) -> Option<&str> {
+        self.header(name).and_then(|v| std::str::from_utf8(v).ok())
+    }
+
+    /// All headers in order, as (name, value) pairs.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> + '_ {
+        self.headers
+            .iter()
+            .map(move |(n, v)| (self.text(n), &self.raw[v.clone()]))
+    }
+
+    pub fn is_head(&self) -> bool {
+        self.method == Method::Head
+    }
+}

@@ -1,0 +1,90 @@
+//! Response head encoding and reason phrases.
+
+use super::date::append_http_date;
+
+/// Product token sent in every `Server` header.
+pub const SERVER_NAME: &str = concat!("loadlab/", env!("CARGO_PKG_VERSION"));
+
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        507 => "Insufficient Storage",
+        _ => "Unknown",
+    }
+}
+
+/// Statuses that never carry a body or a Content-Length of their body.
+pub fn status_has_no_body(status: u16) -> bool {
+    (100..200).contains(&status) || status == 204 || status == 304
+}
+
+/// Appends a decimal number without going through `fmt`.
+pub fn append_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// Encodes a status line and the headers every response carries. `headers`
+/// holds further pre-encoded `Name: value\r\n` lines. `connection` is the
+/// value of the Connection header, if one is needed.
+pub(crate) fn encode_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    content_length: Option<u64>,
+    connection: Option<&str>,
+    headers: &[u8],
+) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    append_u64(out, status as u64);
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\nServer: ");
+    out.extend_from_slice(SERVER_NAME.as_bytes());
+    out.extend_from_slice(b"\r\nDate: ");
+    append_http_date(out);
+    out.extend_from_slice(b"\r\n");
+    if let Some(len) = content_length {
+        out.extend_from_slice(b"Content-Length: ");
+        append_u64(out, len);
+        out.extend_from_slice(b"\r\n");
+    }
+    if let Some(c) = connection {
+        out.extend_from_slice(b"Connection: ");
+        out.extend_from_slice(c.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(headers);
+    out.extend_from_slice(b"\r\n");
+}

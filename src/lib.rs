@@ -1,0 +1,8 @@
+//! loadlab: serve HTTP/1.1 in six concurrency models, load them like ab and
+//! wrk, and run the experiments that compare them.
+//!
+//! Layers, with dependencies pointing down only: `cli` -> `server` -> `http`.
+
+pub mod cli;
+pub mod http;
+pub mod server;

@@ -1,0 +1,19 @@
+//! The embedded docroot served when no `--root` is given: the files the
+//! reference experiments request (E3's 500 B and 20 KB pages, E4's 1,652-byte
+//! index), so a first run needs nothing on disk.
+
+/// (name, content) of every embedded file; `/` serves `index.html`.
+pub const EMBEDDED_FILES: [(&str, &[u8]); 3] = [
+    (
+        "index.html",
+        include_bytes!("../../../assets/docroot/index.html"),
+    ),
+    (
+        "500B.html",
+        include_bytes!("../../../assets/docroot/500B.html"),
+    ),
+    (
+        "20KB.html",
+        include_bytes!("../../../assets/docroot/20KB.html"),
+    ),
+];

@@ -1,0 +1,162 @@
+//! Request handlers: plain functions from a request head (and, for uploads,
+//! its streamed body) to a response, shared by every concurrency model.
+
+mod docroot;
+mod path;
+mod static_files;
+mod synthetic;
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+use crate::http::{Method, RequestHead};
+
+pub use docroot::EMBEDDED_FILES;
+pub use path::{decode_path, PathError};
+pub use static_files::StaticRoot;
+
+/// A response body.
+#[derive(Debug)]
+pub enum Body {
+    Empty,
+    Bytes(Bytes),
+    /// `len` bytes of `file` from `offset`, sent with sendfile.
+    File {
+        file: File,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl Body {
+    pub fn len(&self) -> u64 {
+        match self {
+            Body::Empty => 0,
+            Body::Bytes(b) => b.len() as u64,
+            Body::File { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A response: status, extra header lines (pre-encoded `Name: value\r\n`;
+/// Date, Server, Content-Length and Connection are added by the protocol
+/// layer), and a body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Bytes,
+    pub body: Body,
+    /// Close the connection after this response.
+    pub close: bool,
+}
+
+impl Response {
+    pub fn new(status: u16) -> Self {
+        Response {
+            status,
+            headers: Bytes::new(),
+            body: Body::Empty,
+            close: false,
+        }
+    }
+
+    /// A short plain-text response, used for errors and simple answers.
+    pub fn text(status: u16, msg: &str) -> Self {
+        let mut r = Response::new(status).header("Content-Type", "text/plain; charset=utf-8");
+        r.body = Body::Bytes(Bytes::from(format!("{msg}\n")));
+        r
+    }
+
+    /// The standard error body for a status: "404 Not Found".
+    pub fn error(status: u16) -> Self {
+        let msg = format!("{} {}", status, crate::http::response::reason(status));
+        Response::text(status, &msg)
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        let mut h = Vec::with_capacity(self.headers.len() + name.len() + value.len() + 4);
+        h.extend_from_slice(&self.headers);
+        h.extend_from_slice(name.as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(b"\r\n");
+        self.headers = Bytes::from(h);
+        self
+    }
+
+    pub fn body(mut self, body: Body) -> Self {
+        self.body = body;
+        self
+    }
+
+    pub fn closing(mut self) -> Self {
+        self.close = true;
+        self
+    }
+}
+
+/// Consumes a request body as it arrives. Dropping a sink without calling
+/// `finish` means the request was aborted; sinks that write files must then
+/// leave nothing behind.
+pub trait BodySink: Send {
+    /// The largest body this sink accepts; more is answered with 413.
+    fn max_body(&self) -> u64;
+    /// A piece of the body. An error response stops the exchange and closes
+    /// the connection.
+    fn data(&mut self, chunk: &[u8]) -> Result<(), Response>;
+    /// The body is complete; produce the response.
+    fn finish(self: Box<Self>) -> Response;
+}
+
+/// What a handler wants done with a request.
+pub enum Action {
+    /// Answer now; any request body is read and discarded first.
+    Respond(Response),
+    /// Stream the body into this sink, then answer with what it returns.
+    ReadBody(Box<dyn BodySink>),
+}
+
+/// Everything the handlers need, built once per server from its config.
+#[derive(Debug)]
+pub struct App {
+    pub root: StaticRoot,
+    /// Upload directory of the file service (issue: files), if enabled.
+    pub files_dir: Option<PathBuf>,
+    /// Largest body `/echo` buffers in memory.
+    pub max_echo: u64,
+}
+
+impl App {
+    pub fn new(
+        root: Option<PathBuf>,
+        files_dir: Option<PathBuf>,
+        max_echo: u64,
+    ) -> anyhow::Result<App> {
+        Ok(App {
+            root: StaticRoot::new(root)?,
+            files_dir,
+            max_echo,
+        })
+    }
+}
+
+/// Routes a request: synthetic routes first, then static files.
+pub fn route(app: &App, head: &RequestHead) -> Action {
+    let path = head.path();
+    if let Some(action) = synthetic::route(app, head, path) {
+        return action;
+    }
+    match head.method {
+        Method::Get | Method::Head | Method::Post => Action::Respond(app.root.serve(head, path)),
+        Method::Put | Method::Delete => {
+            Action::Respond(Response::error(405).header("Allow", "GET, HEAD, POST"))
+        }
+        _ => Action::Respond(Response::error(501)),
+    }
+}

@@ -1,0 +1,96 @@
+//! Request-path safety: decode once and refuse anything that could name a
+//! file outside the root, before any filesystem call sees it.
+
+/// Why a path was refused; every case is answered with 400.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathError {
+    BadPercentEncoding,
+    EncodedSeparator,
+    Backslash,
+    Nul,
+    NotUtf8,
+    DotDot,
+}
+
+/// Percent-decodes `raw` exactly once and splits it into segments. Refuses
+/// `..` segments (they are not resolved: a client that sends one is not
+/// asking for a file we serve), encoded `/` or `\`, any backslash, NUL, and
+/// byte sequences that are not UTF-8 (which includes overlong encodings
+/// such as `%c0%ae`). Empty and `.` segments are dropped. A second layer of
+/// encoding (`%252e`) stays literal: it names a file called `%2e`.
+pub fn decode_path(raw: &str) -> Result<Vec<String>, PathError> {
+    let mut segments = Vec::new();
+    for seg in raw.split('/') {
+        let bytes = percent_decode(seg)?;
+        let seg = String::from_utf8(bytes).map_err(|_| PathError::NotUtf8)?;
+        match seg.as_str() {
+            "" | "." => {}
+            ".." => return Err(PathError::DotDot),
+            _ => segments.push(seg),
+        }
+    }
+    Ok(segments)
+}
+
+fn percent_decode(seg: &str) -> Result<Vec<u8>, PathError> {
+    let b = seg.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = match b[i] {
+            b'%' => {
+                let hex = b.get(i + 1..i + 3).ok_or(PathError::BadPercentEncoding)?;
+                let v = std::str::from_utf8(hex)
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .ok_or(PathError::BadPercentEncoding)?;
+                if v == b'/' {
+                    return Err(PathError::EncodedSeparator);
+                }
+                i += 3;
+                v
+            }
+            c => {
+                i += 1;
+                c
+            }
+        };
+        match c {
+            b'\\' => return Err(PathError::Backslash),
+            0 => return Err(PathError::Nul),
+            _ => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_plain_and_encoded_names() {
+        assert_eq!(decode_path("/a/b%20c.txt").unwrap(), ["a", "b c.txt"]);
+        assert_eq!(decode_path("/./a//b").unwrap(), ["a", "b"]);
+        assert_eq!(decode_path("/%252e%252e/x").unwrap(), ["%2e%2e", "x"]);
+        assert!(decode_path("/").unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_traversal_forms() {
+        for bad in [
+            "/../etc/passwd",
+            "/%2e%2e/etc/passwd",
+            "/..%2fetc%2fpasswd",
+            "/a/%2E%2E/b",
+            "/%c0%ae%c0%ae/etc/passwd",
+            "/..\\etc\\passwd",
+            "/%5c..%5cetc",
+            "/a%00b",
+            "/%zz",
+            "/%2",
+        ] {
+            assert!(decode_path(bad).is_err(), "{bad}");
+        }
+    }
+}

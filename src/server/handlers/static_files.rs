@@ -1,0 +1,257 @@
+//! Static files: the embedded docroot or a directory, with ETag,
+//! Last-Modified, conditional requests, an in-memory cache for small files
+//! and sendfile for large ones.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use super::docroot::EMBEDDED_FILES;
+use super::path::decode_path;
+use super::{Body, Response};
+use crate::http::date::http_date;
+use crate::http::RequestHead;
+
+/// Files up to this size are kept in memory and sent with the head in one
+/// write; larger ones are opened per request and sent with sendfile.
+const CACHE_FILE_MAX: u64 = 64 * 1024;
+/// How long a cached file is trusted before its metadata is checked again
+/// (nginx's open_file_cache_valid, in spirit): stat per request is a
+/// syscall the hot path does not need.
+const REVALIDATE_AFTER: Duration = Duration::from_secs(1);
+/// Bound on cached entries so a crawl of many paths cannot grow memory.
+const CACHE_ENTRIES_MAX: usize = 4096;
+
+/// A file ready to serve: validators and pre-encoded headers.
+#[derive(Debug)]
+pub struct Entry {
+    etag: String,
+    /// Content-Type, ETag and Last-Modified lines.
+    headers: Bytes,
+    /// Content for small files; None means open `path` and sendfile.
+    content: Option<Bytes>,
+    path: PathBuf,
+    len: u64,
+    mtime: SystemTime,
+    checked: Instant,
+}
+
+#[derive(Debug)]
+pub enum StaticRoot {
+    Embedded(HashMap<&'static str, Arc<Entry>>),
+    Dir {
+        root: PathBuf,
+        cache: RwLock<HashMap<String, Arc<Entry>>>,
+    },
+}
+
+impl StaticRoot {
+    pub fn new(root: Option<PathBuf>) -> anyhow::Result<StaticRoot> {
+        let Some(root) = root else {
+            let start = SystemTime::now();
+            let map = EMBEDDED_FILES
+                .iter()
+                .map(|(name, content)| {
+                    let mut e = entry_for(PathBuf::from(name), content.len() as u64, start);
+                    e.content = Some(Bytes::from_static(content));
+                    (*name, Arc::new(e))
+                })
+                .collect();
+            return Ok(StaticRoot::Embedded(map));
+        };
+        let root = fs::canonicalize(&root)
+            .map_err(|e| anyhow::anyhow!("--root {}: {e}", root.display()))?;
+        if !root.is_dir() {
+            anyhow::bail!("--root {}: not a directory", root.display());
+        }
+        Ok(StaticRoot::Dir {
+            root,
+            cache: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The directory files are served from, if not embedded.
+    pub fn dir(&self) -> Option<&Path> {
+        match self {
+            StaticRoot::Dir { root, .. } => Some(root),
+            StaticRoot::Embedded(_) => None,
+        }
+    }
+
+    /// Answers GET, HEAD (and POST, served like GET) for a path.
+    pub fn serve(&self, head: &RequestHead, raw_path: &str) -> Response {
+        let Ok(segments) = decode_path(raw_path) else {
+            return Response::error(400);
+        };
+        let entry = match self {
+            StaticRoot::Embedded(map) => {
+                let name = segments.join("/");
+                let name = if name.is_empty() { "index.html" } else { &name };
+                match map.get(name) {
+                    Some(e) => Arc::clone(e),
+                    None => return Response::error(404),
+                }
+            }
+            StaticRoot::Dir { root, cache } => {
+                let key = segments.join("/");
+                let cached = cache.read().ok().and_then(|c| c.get(&key).cloned());
+                match cached {
+                    Some(e) if e.checked.elapsed() < REVALIDATE_AFTER => e,
+                    _ => match lookup(root, &segments) {
+                        Ok(e) => {
+                            let e = Arc::new(e);
+                            if let Ok(mut c) = cache.write() {
+                                if c.len() >= CACHE_ENTRIES_MAX {
+                                    c.clear();
+                                }
+                                c.insert(key, Arc::clone(&e));
+                            }
+                            e
+                        }
+                        Err(status) => return Response::error(status),
+                    },
+                }
+            }
+        };
+        respond(head, &entry)
+    }
+}
+
+fn respond(head: &RequestHead, e: &Entry) -> Response {
+    if not_modified(head, e) {
+        return Response {
+            status: 304,
+            headers: e.headers.clone(),
+            body: Body::Empty,
+            close: false,
+        };
+    }
+    let body = match &e.content {
+        Some(b) => Body::Bytes(b.clone()),
+        None => match File::open(&e.path) {
+            Ok(file) => Body::File {
+                file,
+                offset: 0,
+                len: e.len,
+            },
+            Err(err) => return Response::error(status_for(&err)),
+        },
+    };
+    Response {
+        status: 200,
+        headers: e.headers.clone(),
+        body,
+        close: false,
+    }
+}
+
+/// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+fn not_modified(head: &RequestHead, e: &Entry) -> bool {
+    if let Some(inm) = head.header_str("if-none-match") {
+        return inm
+            .split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == e.etag);
+    }
+    if let Some(ims) = head.header_str("if-modified-since") {
+        if let Ok(since) = httpdate::parse_http_date(ims) {
+            let secs = |t: SystemTime| {
+                t.duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0)
+            };
+            return secs(e.mtime) <= secs(since);
+        }
+    }
+    false
+}
+
+fn status_for(err: &io::Error) -> u16 {
+    match err.kind() {
+        io::ErrorKind::NotFound => 404,
+        io::ErrorKind::PermissionDenied => 403,
+        _ if err.raw_os_error() == Some(libc::ENOTDIR) => 404,
+        _ => 500,
+    }
+}
+
+/// Resolves segments under the root, refusing anything whose real path
+/// (after following symlinks) is outside it.
+fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
+    let mut path = root.to_path_buf();
+    path.extend(segments);
+    let mut real = fs::canonicalize(&path).map_err(|e| status_for(&e))?;
+    if !real.starts_with(root) {
+        return Err(403);
+    }
+    let mut meta = fs::metadata(&real).map_err(|e| status_for(&e))?;
+    if meta.is_dir() {
+        real.push("index.html");
+        meta = fs::metadata(&real).map_err(|e| status_for(&e))?;
+    }
+    if !meta.is_file() {
+        return Err(404);
+    }
+    let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
+    let mut e = entry_for(real, meta.len(), mtime);
+    if meta.len() <= CACHE_FILE_MAX {
+        e.content = Some(Bytes::from(fs::read(&e.path).map_err(|e| status_for(&e))?));
+        e.len = e.content.as_ref().map_or(0, |c| c.len() as u64);
+    }
+    Ok(e)
+}
+
+fn entry_for(path: PathBuf, len: u64, mtime: SystemTime) -> Entry {
+    let secs = mtime
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let etag = format!("\"{secs:x}-{len:x}\"");
+    let headers = format!(
+        "Content-Type: {}\r\nETag: {}\r\nLast-Modified: {}\r\n",
+        content_type(&path),
+        etag,
+        http_date(mtime)
+    );
+    Entry {
+        etag,
+        headers: Bytes::from(headers),
+        content: None,
+        path,
+        len,
+        mtime,
+        checked: Instant::now(),
+    }
+}
+
+pub fn content_type(path: &Path) -> &'static str {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("html" | "htm") => "text/html; charset=utf-8",
+        Some("txt") => "text/plain; charset=utf-8",
+        Some("css") => "text/css",
+        Some("js" | "mjs") => "text/javascript",
+        Some("json") => "application/json",
+        Some("xml") => "application/xml",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("ico") => "image/x-icon",
+        Some("wasm") => "application/wasm",
+        Some("pdf") => "application/pdf",
+        Some("csv") => "text/csv",
+        Some("woff2") => "font/woff2",
+        Some("mp4") => "video/mp4",
+        _ => "application/octet-stream",
+    }
+}

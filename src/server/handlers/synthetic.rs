@@ -1,0 +1,123 @@
+//! Built-in synthetic routes: `/bytes/N`, `/echo`, `/status/N`.
+
+use bytes::Bytes;
+
+use super::{Action, App, Body, BodySink, Response};
+use crate::http::{Method, RequestHead};
+
+/// Largest `/bytes/N` answer; bigger requests are refused rather than
+/// letting one URL make the server allocate without bound.
+pub const MAX_SYNTHETIC_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Pattern served by `/bytes/N`; answers up to its size share it without
+/// copying.
+static PATTERN: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+const PATTERN_LEN: usize = 1024 * 1024;
+
+fn pattern() -> &'static Bytes {
+    PATTERN.get_or_init(|| {
+        Bytes::from(
+            (0..PATTERN_LEN)
+                .map(|i| b'a' + (i % 26) as u8)
+                .collect::<Vec<u8>>(),
+        )
+    })
+}
+
+/// Returns an action if the path is a synthetic route.
+pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
+    if let Some(n) = path.strip_prefix("/bytes/") {
+        return Some(Action::Respond(only_get(head).unwrap_or_else(|| bytes(n))));
+    }
+    if let Some(n) = path.strip_prefix("/status/") {
+        return Some(Action::Respond(only_get(head).unwrap_or_else(|| status(n))));
+    }
+    if path == "/echo" {
+        return Some(match head.method {
+            Method::Post | Method::Put => Action::ReadBody(Box::new(Echo {
+                buf: Vec::new(),
+                max: app.max_echo,
+                content_type: head
+                    .header_str("content-type")
+                    .unwrap_or("application/octet-stream")
+                    .to_string(),
+            })),
+            _ => Action::Respond(Response::error(405).header("Allow", "POST, PUT")),
+        });
+    }
+    None
+}
+
+/// GET, HEAD and POST are served by the read-only routes; known methods
+/// that these routes do not take get 405, unknown ones 501.
+fn only_get(head: &RequestHead) -> Option<Response> {
+    match head.method {
+        Method::Get | Method::Head | Method::Post => None,
+        Method::Put | Method::Delete | Method::Patch => {
+            Some(Response::error(405).header("Allow", "GET, HEAD, POST"))
+        }
+        _ => Some(Response::error(501)),
+    }
+}
+
+fn bytes(n: &str) -> Response {
+    let Ok(n) = n.parse::<u64>() else {
+        return Response::text(400, "400 Bad Request: /bytes/N needs a decimal N");
+    };
+    if n > MAX_SYNTHETIC_BYTES {
+        return Response::text(400, "400 Bad Request: /bytes/N is limited to 64 MiB");
+    }
+    let body = if n as usize <= PATTERN_LEN {
+        pattern().slice(..n as usize)
+    } else {
+        let p = pattern();
+        Bytes::from(
+            p.iter()
+                .cycle()
+                .take(n as usize)
+                .copied()
+                .collect::<Vec<u8>>(),
+        )
+    };
+    Response::new(200)
+        .header("Content-Type", "application/octet-stream")
+        .body(Body::Bytes(body))
+}
+
+fn status(n: &str) -> Response {
+    match n.parse::<u16>() {
+        Ok(code @ 200..=599) => {
+            let r = Response::error(code);
+            if crate::http::response::status_has_no_body(code) {
+                Response::new(code)
+            } else {
+                r
+            }
+        }
+        _ => Response::text(400, "400 Bad Request: /status/N needs N in 200..599"),
+    }
+}
+
+/// Buffers the body (up to the echo limit) and sends it back.
+struct Echo {
+    buf: Vec<u8>,
+    max: u64,
+    content_type: String,
+}
+
+impl BodySink for Echo {
+    fn max_body(&self) -> u64 {
+        self.max
+    }
+
+    fn data(&mut self, chunk: &[u8]) -> Result<(), Response> {
+        self.buf.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Response {
+        Response::new(200)
+            .header("Content-Type", &self.content_type)
+            .body(Body::Bytes(Bytes::from(self.buf)))
+    }
+}

@@ -1,0 +1,262 @@
+//! One epoll reactor (mio, edge-triggered): non-blocking sockets, a slab of
+//! connections, accept and read/write until WouldBlock.
+
+use std::io::{self, Read};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener as MioListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+
+use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
+use crate::server::handlers::App;
+use crate::server::session::Session;
+use crate::server::shutdown::TICK;
+use crate::server::{ServerConfig, Shutdown};
+
+const LISTENER: Token = Token(usize::MAX);
+/// Reads served for one connection per wake-up before others get a turn;
+/// a connection cut short is revisited on the next round.
+const READS_PER_TURN: usize = 16;
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    run_loop(listener, cfg, cfg.max_connections, shutdown)
+}
+
+struct Conn {
+    stream: TcpStream,
+    session: Session,
+}
+
+/// What driving a connection left it needing.
+#[derive(PartialEq, Eq)]
+enum Drive {
+    /// Waiting for the socket (readable or writable edge).
+    Wait,
+    /// Cut short for fairness; drive again next round.
+    Again,
+    Close,
+}
+
+/// The reactor loop; also one reactor of the `reactors` model.
+pub fn run_loop(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    max_conns: usize,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    listener.set_nonblocking(true)?;
+    let mut listener = Some(MioListener::from_std(listener));
+    let mut poll = Poll::new()?;
+    if let Some(l) = listener.as_mut() {
+        poll.registry().register(l, LISTENER, Interest::READABLE)?;
+    }
+    let mut events = Events::with_capacity(1024);
+    let mut conns: Slab<Conn> = Slab::new();
+    let mut again: Vec<usize> = Vec::new();
+    let mut accept_paused_until: Option<Instant> = None;
+    let mut accept_pending = false;
+    let mut last_sweep = Instant::now();
+    let mut stop_deadline: Option<Instant> = None;
+    let app: &App = &cfg.app;
+
+    loop {
+        let timeout = if again.is_empty() {
+            TICK
+        } else {
+            Duration::ZERO
+        };
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e.into());
+            }
+        }
+        let now = Instant::now();
+        let mut ready: Vec<usize> = std::mem::take(&mut again);
+        for ev in events.iter() {
+            if ev.token() == LISTENER {
+                accept_pending = true;
+            } else {
+                ready.push(ev.token().0);
+            }
+        }
+        if accept_paused_until.is_some_and(|t| now >= t) {
+            accept_paused_until = None;
+        }
+        if accept_pending && accept_paused_until.is_none() {
+            if let Some(l) = listener.as_ref() {
+                match accept_all(l, &poll, &mut conns, max_conns, &cfg.limits) {
+                    Ok(()) => accept_pending = false,
+                    Err(AcceptStop::Full) => {}
+                    Err(AcceptStop::Backoff) => accept_paused_until = Some(now + ACCEPT_BACKOFF),
+                }
+            }
+        }
+        let stopping = shutdown.is_set();
+        for token in ready {
+            let Some(c) = conns.get_mut(token) else {
+                continue;
+            };
+            match drive(c, app, stopping) {
+                Drive::Wait => {
+                    c.session.deadline(now);
+                }
+                Drive::Again => again.push(token),
+                Drive::Close => {
+                    close(&poll, &mut conns, token);
+                    // A freed slot lets connections waiting in the backlog in.
+                    accept_pending |= listener.is_some();
+                }
+            }
+        }
+        if now.duration_since(last_sweep) >= TICK {
+            last_sweep = now;
+            sweep(&poll, &mut conns, app, now, stopping);
+            accept_pending |= listener.is_some() && conns.len() < max_conns;
+        }
+        if stopping {
+            if let Some(mut l) = listener.take() {
+                let _ = poll.registry().deregister(&mut l);
+                stop_deadline = Some(now + cfg.shutdown_grace);
+            }
+            if conns.is_empty() || stop_deadline.is_some_and(|d| now >= d) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+enum AcceptStop {
+    /// At the connection limit: the rest wait in the backlog.
+    Full,
+    /// Out of descriptors or memory: retry after a pause, do not spin.
+    Backoff,
+}
+
+fn accept_all(
+    listener: &MioListener,
+    poll: &Poll,
+    conns: &mut Slab<Conn>,
+    max_conns: usize,
+    limits: &crate::http::Limits,
+) -> Result<(), AcceptStop> {
+    loop {
+        if conns.len() >= max_conns {
+            return Err(AcceptStop::Full);
+        }
+        match listener.accept() {
+            Ok((mut stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                let entry = conns.vacant_entry();
+                let token = Token(entry.key());
+                // Registered once for both directions: with edge triggering
+                // no epoll_ctl is needed per request.
+                if poll
+                    .registry()
+                    .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                    .is_ok()
+                {
+                    entry.insert(Conn {
+                        stream,
+                        session: Session::new(limits.clone()),
+                    });
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_transient(&e) && e.kind() == io::ErrorKind::ConnectionAborted => {}
+            Err(e) => {
+                if !is_transient(&e) {
+                    eprintln!("loadlab: accept failed: {e}");
+                }
+                return Err(AcceptStop::Backoff);
+            }
+        }
+    }
+}
+
+/// Moves a connection along as far as its socket allows.
+fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
+    let mut reads = 0;
+    loop {
+        if !c.session.out.is_empty() {
+            match c.session.out.write_to(&mut c.stream) {
+                Ok(true) => c.session.on_write(Instant::now()),
+                Ok(false) => return Drive::Wait,
+                Err(_) => return Drive::Close,
+            }
+            // Output drained: pipelined requests may be waiting.
+            c.session.process(app);
+            if !c.session.out.is_empty() {
+                continue;
+            }
+        }
+        if c.session.is_done() {
+            return Drive::Close;
+        }
+        if stopping {
+            c.session.close_after_response();
+            if c.session.conn.phase() == crate::http::Phase::Idle {
+                return Drive::Close;
+            }
+        }
+        if !c.session.conn.wants_read() {
+            return Drive::Wait;
+        }
+        if reads == READS_PER_TURN {
+            return Drive::Again;
+        }
+        reads += 1;
+        let buf = c.session.conn.read_buf();
+        if buf.is_empty() {
+            return Drive::Wait;
+        }
+        match c.stream.read(buf) {
+            Ok(0) => c.session.conn.feed_eof(),
+            Ok(n) => {
+                c.session.conn.filled(n);
+                c.session.on_read(Instant::now());
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Drive::Wait,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return Drive::Close,
+        }
+        c.session.process(app);
+    }
+}
+
+/// Applies deadlines: 408 for partial requests, close for idle ones.
+fn sweep(poll: &Poll, conns: &mut Slab<Conn>, app: &App, now: Instant, stopping: bool) {
+    let mut dead = Vec::new();
+    for (token, c) in conns.iter_mut() {
+        let expired = c.session.deadline(now).is_some_and(|d| now >= d);
+        let idle_stop = stopping
+            && c.session.conn.phase() == crate::http::Phase::Idle
+            && c.session.out.is_empty();
+        if expired {
+            c.session.on_timeout();
+        }
+        if expired || idle_stop {
+            if drive(c, app, stopping) == Drive::Close || idle_stop || c.session.is_done() {
+                dead.push(token);
+            }
+        }
+    }
+    for token in dead {
+        close(poll, conns, token);
+    }
+}
+
+fn close(poll: &Poll, conns: &mut Slab<Conn>, token: usize) {
+    if let Some(mut c) = conns.try_remove(token) {
+        let _ = poll.registry().deregister(&mut c.stream);
+        if c.session.conn.should_linger() {
+            // Best effort on a non-blocking socket: take what has already
+            // arrived so close does not turn into RST over the response.
+            let _ = c.stream.shutdown(std::net::Shutdown::Write);
+            let mut buf = [0u8; 4096];
+            while matches!(c.stream.read(&mut buf), Ok(n) if n > 0) {}
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! One connection at a time, in the calling thread.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use crate::server::accept::{self, ConnLimit};
+use crate::server::{blocking, ServerConfig, Shutdown};
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    listener.set_nonblocking(true)?;
+    let limit = ConnLimit::new(1);
+    let waiting = || accept::readable(&listener, Duration::ZERO);
+    while let Some((stream, _slot)) = accept::next(&listener, &limit, shutdown) {
+        blocking::serve(stream, &cfg.app, &cfg.limits, shutdown, &waiting);
+    }
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! N worker processes forked after binding, sharing the listener; each
+//! serves one connection at a time. The parent restarts a worker that dies.
+//!
+//! The parent stays single-threaded so that forking replacements is safe.
+
+use std::collections::HashSet;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+
+use crate::server::accept::{self, ConnLimit};
+use crate::server::shutdown::TICK;
+use crate::server::{blocking, ServerConfig, Shutdown};
+
+/// A worker that dies within this time of starting is not restarted at
+/// once: a worker that crashes on start would otherwise fork-bomb.
+const RESPAWN_PAUSE: Duration = Duration::from_millis(100);
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    listener.set_nonblocking(true)?;
+    let n = cfg.workers.max(1);
+    let mut workers = HashSet::new();
+    for _ in 0..n {
+        workers.insert(spawn_worker(&listener, cfg, shutdown)?);
+    }
+    while !shutdown.is_set() {
+        std::thread::sleep(TICK);
+        for pid in reap(&mut workers) {
+            eprintln!("loadlab: prefork worker {pid} exited; starting a replacement");
+        }
+        while workers.len() < n && !shutdown.is_set() {
+            match spawn_worker(&listener, cfg, shutdown) {
+                Ok(pid) => {
+                    workers.insert(pid);
+                }
+                Err(e) => {
+                    eprintln!("loadlab: cannot fork a worker: {e}");
+                    std::thread::sleep(RESPAWN_PAUSE);
+                    break;
+                }
+            }
+        }
+    }
+    for &pid in &workers {
+        let _ = kill(pid, Signal::SIGTERM);
+    }
+    let until = Instant::now() + cfg.shutdown_grace;
+    while !workers.is_empty() && Instant::now() < until {
+        reap(&mut workers);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for &pid in &workers {
+        let _ = kill(pid, Signal::SIGKILL);
+    }
+    Ok(())
+}
+
+/// Collects exited workers; returns their pids.
+fn reap(workers: &mut HashSet<Pid>) -> Vec<Pid> {
+    let mut gone = Vec::new();
+    loop {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::Exited(pid, _)) | Ok(WaitStatus::Signaled(pid, _, _)) => {
+                if workers.remove(&pid) {
+                    gone.push(pid);
+                }
+            }
+            Ok(WaitStatus::StillAlive) | Err(_) => return gone,
+            Ok(_) => {}
+        }
+    }
+}
+
+fn spawn_worker(
+    listener: &TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+) -> anyhow::Result<Pid> {
+    // SAFETY: the parent is single-threaded (prefork's parent never spawns
+    // threads), so the child does not inherit locks held by other threads.
+    match unsafe { fork() }? {
+        ForkResult::Parent { child } => Ok(child),
+        ForkResult::Child => {
+            shutdown.reset_after_fork();
+            let limit = ConnLimit::new(1);
+            let waiting = || accept::readable(listener, Duration::ZERO);
+            while let Some((stream, _slot)) = accept::next(listener, &limit, shutdown) {
+                blocking::serve(stream, &cfg.app, &cfg.limits, shutdown, &waiting);
+            }
+            // Exit without unwinding into the parent's code path.
+            std::process::exit(0)
+        }
+    }
+}

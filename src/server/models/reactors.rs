@@ -1,0 +1,34 @@
+//! N event loops, each in its own thread with its own SO_REUSEPORT
+//! listener, so the kernel spreads connections and no lock is shared
+//! (nginx's `reuseport` layout).
+
+use std::net::TcpListener;
+
+use super::event_loop;
+use crate::server::{bind, ServerConfig, Shutdown};
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    let n = cfg.workers.max(1);
+    let addr = listener.local_addr()?;
+    let mut listeners = vec![listener];
+    for _ in 1..n {
+        listeners.push(bind(addr, true).map_err(|e| {
+            anyhow::anyhow!("reactors: cannot open another SO_REUSEPORT listener on {addr}: {e}")
+        })?);
+    }
+    let per_loop = (cfg.max_connections / n).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .map(|l| scope.spawn(move || event_loop::run_loop(l, cfg, per_loop, shutdown)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a reactor panicked")))
+            })
+            .collect::<anyhow::Result<Vec<()>>>()
+    })?;
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! A new thread for every connection.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use crate::server::accept::{self, ConnLimit};
+use crate::server::{blocking, wait_drained, ServerConfig, Shutdown};
+
+/// Stack per connection thread: the handlers need little, and E1 runs
+/// 1,000 of these at once.
+pub const STACK_SIZE: usize = 256 * 1024;
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    listener.set_nonblocking(true)?;
+    let limit = ConnLimit::new(cfg.max_connections);
+    while let Some((stream, slot)) = accept::next(&listener, &limit, shutdown) {
+        let app = Arc::clone(&cfg.app);
+        let limits = cfg.limits.clone();
+        let shutdown = shutdown.clone();
+        let spawned = std::thread::Builder::new()
+            .name("conn".into())
+            .stack_size(STACK_SIZE)
+            .spawn(move || {
+                let _slot = slot;
+                blocking::serve(stream, &app, &limits, &shutdown, &|| false);
+            });
+        if let Err(e) = spawned {
+            // Out of threads: this connection is dropped, the server lives.
+            eprintln!("loadlab: cannot start a connection thread: {e}");
+        }
+    }
+    wait_drained(cfg.shutdown_grace, || limit.active() == 0);
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! A pool of worker threads fed by one accepting thread. With N workers
+//! the pool is fixed; with 0 it grows when a connection finds no idle
+//! worker and shrinks when workers stay idle.
+
+use std::collections::VecDeque;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::server::accept::{self, ConnLimit, ConnSlot};
+use crate::server::shutdown::TICK;
+use crate::server::{blocking, wait_drained, ServerConfig, Shutdown};
+
+/// A grown worker that has had nothing to do for this long exits.
+pub const IDLE_EXIT: Duration = Duration::from_secs(5);
+
+struct Pool {
+    queue: Mutex<VecDeque<(TcpStream, ConnSlot)>>,
+    ready: Condvar,
+    /// Queue length, readable without the lock: workers ask it on every
+    /// request to decide whether to give up a keep-alive connection.
+    queued: AtomicUsize,
+    idle: AtomicUsize,
+    live: AtomicUsize,
+}
+
+impl Pool {
+    fn push(&self, item: (TcpStream, ConnSlot)) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.push_back(item);
+        self.queued.store(q.len(), Ordering::Release);
+        self.ready.notify_one();
+    }
+
+    /// Next connection, or None when the worker should exit.
+    fn pop(&self, shutdown: &Shutdown, growable: bool) -> Option<(TcpStream, ConnSlot)> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let idle_since = Instant::now();
+        loop {
+            if let Some(item) = q.pop_front() {
+                self.queued.store(q.len(), Ordering::Release);
+                return Some(item);
+            }
+            if shutdown.is_set() || (growable && idle_since.elapsed() >= IDLE_EXIT) {
+                return None;
+            }
+            self.idle.fetch_add(1, Ordering::AcqRel);
+            q = self
+                .ready
+                .wait_timeout(q, TICK)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            self.idle.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    listener.set_nonblocking(true)?;
+    let growable = cfg.workers == 0;
+    let pool = Arc::new(Pool {
+        queue: Mutex::new(VecDeque::new()),
+        ready: Condvar::new(),
+        queued: AtomicUsize::new(0),
+        idle: AtomicUsize::new(0),
+        live: AtomicUsize::new(0),
+    });
+    let spawn = |pool: &Arc<Pool>| {
+        let pool = Arc::clone(pool);
+        let app = Arc::clone(&cfg.app);
+        let limits = cfg.limits.clone();
+        let shutdown = shutdown.clone();
+        pool.live.fetch_add(1, Ordering::AcqRel);
+        let spawned = std::thread::Builder::new()
+            .name("pool".into())
+            .stack_size(super::thread_per_conn::STACK_SIZE)
+            .spawn(move || {
+                let waiting = || pool.queued.load(Ordering::Acquire) > 0;
+                while let Some((stream, _slot)) = pool.pop(&shutdown, growable) {
+                    blocking::serve(stream, &app, &limits, &shutdown, &waiting);
+                }
+                pool.live.fetch_sub(1, Ordering::AcqRel);
+            });
+        if let Err(e) = spawned {
+            eprintln!("loadlab: cannot start a pool thread: {e}");
+        }
+    };
+    for _ in 0..cfg.workers {
+        spawn(&pool);
+    }
+    let limit = ConnLimit::new(cfg.max_connections);
+    while let Some(item) = accept::next(&listener, &limit, shutdown) {
+        pool.push(item);
+        if growable && pool.idle.load(Ordering::Acquire) < pool.queued.load(Ordering::Acquire) {
+            spawn(&pool);
+        }
+    }
+    wait_drained(cfg.shutdown_grace, || {
+        pool.live.load(Ordering::Acquire) == 0
+    });
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! One connection's request/response exchange, independent of how its IO
+//! is done: decodes events, calls the handlers, queues the responses, and
+//! keeps the deadlines. Every model drives this same type.
+
+use std::time::{Duration, Instant};
+
+use super::handlers::{route, Action, App, Body, BodySink, Response};
+use super::outq::OutQueue;
+use crate::http::{BodyLength, Event, Limits, Phase, ServerConn};
+
+/// Longest time queued output may make no progress before the peer is
+/// taken to be gone.
+pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The body of the request being read and what to do when it ends.
+enum Pending {
+    /// The handler consumes the body.
+    Sink(Box<dyn BodySink>),
+    /// The handler already answered; the body is read and thrown away so
+    /// the connection can be kept alive.
+    Discard(Response),
+}
+
+pub struct Session {
+    pub conn: ServerConn,
+    pub out: OutQueue,
+    pending: Option<Pending>,
+    head_only: bool,
+    /// Send `Connection: close` on the next response: set when others are
+    /// waiting for this worker or the server is shutting down.
+    close_next: bool,
+    /// A deadline passed; the connection ends once the 408 (if any) is out.
+    finished: bool,
+    phase: Phase,
+    phase_since: Instant,
+    last_read: Instant,
+    last_write: Instant,
+}
+
+impl Session {
+    pub fn new(limits: Limits) -> Self {
+        let now = Instant::now();
+        Session {
+            conn: ServerConn::new(limits),
+            out: OutQueue::default(),
+            pending: None,
+            head_only: false,
+            close_next: false,
+            finished: false,
+            phase: Phase::Idle,
+            phase_since: now,
+            last_read: now,
+            last_write: now,
+        }
+    }
+
+    /// Ask for the connection to end after the next response it sends.
+    pub fn close_after_response(&mut self) {
+        self.close_next = true;
+    }
+
+    /// Decodes and answers as many requests as the buffered input holds,
+    /// stopping when output backs up.
+    pub fn process(&mut self, app: &App) {
+        while !self.out.is_full() {
+            match self.conn.next_event() {
+                Event::Head(head) => {
+                    self.head_only = head.is_head();
+                    let has_body = head.body != BodyLength::Empty;
+                    match route(app, &head) {
+                        Action::Respond(resp) if !has_body => self.respond(resp),
+                        // A client waiting for 100-continue gets the final
+                        // answer instead and does not send the body.
+                        Action::Respond(resp) if head.expect_continue => self.respond(resp),
+                        Action::Respond(resp) => self.pending = Some(Pending::Discard(resp)),
+                        Action::ReadBody(sink) => {
+                            self.conn.set_max_body(sink.max_body());
+                            if head.expect_continue {
+                                if let BodyLength::Length(n) = head.body {
+                                    if n > sink.max_body() {
+                                        self.respond(Response::error(413));
+                                        continue;
+                                    }
+                                }
+                                self.conn.write_continue(self.out.buf());
+                            }
+                            self.pending = Some(Pending::Sink(sink));
+                        }
+                    }
+                }
+                Event::Data(chunk) => {
+                    if let Some(Pending::Sink(sink)) = &mut self.pending {
+                        if let Err(resp) = sink.data(chunk) {
+                            self.pending = None;
+                            self.respond(resp.closing());
+                        }
+                    }
+                }
+                Event::End => {
+                    let resp = match self.pending.take() {
+                        Some(Pending::Sink(sink)) => sink.finish(),
+                        Some(Pending::Discard(resp)) => resp,
+                        None => continue,
+                    };
+                    self.respond(resp);
+                }
+                Event::Error(e) => {
+                    // Dropping the sink aborts an upload, leaving nothing.
+                    self.pending = None;
+                    self.conn.write_error(self.out.buf(), &e);
+                    self.out.recount();
+                    break;
+                }
+                Event::NeedData | Event::Paused | Event::Closed => break,
+            }
+        }
+    }
+
+    fn respond(&mut self, resp: Response) {
+        let close = resp.close || self.close_next;
+        let head_only = self.head_only || crate::http::response::status_has_no_body(resp.status);
+        self.conn.write_head(
+            self.out.buf(),
+            resp.status,
+            resp.body.len(),
+            &resp.headers,
+            close,
+        );
+        self.out.recount();
+        if head_only {
+            return;
+        }
+        match resp.body {
+            Body::Empty => {}
+            Body::Bytes(b) => self.out.push_bytes(b),
+            Body::File { file, offset, len } => self.out.push_file(file, offset, len),
+        }
+    }
+
+    /// The connection has nothing left to do once its output is flushed.
+    pub fn is_done(&self) -> bool {
+        self.finished || self.conn.phase() == Phase::Closed
+    }
+
+    /// Records that bytes arrived.
+    pub fn on_read(&mut self, now: Instant) {
+        self.last_read = now;
+    }
+
+    /// Records that output made progress.
+    pub fn on_write(&mut self, now: Instant) {
+        self.last_write = now;
+    }
+
+    /// When the current phase's timeout expires, if it has one. Call after
+    /// every round of IO so phase changes start their clocks.
+    pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
+        let phase = self.conn.phase();
+        if phase != self.phase {
+            self.phase = phase;
+            self.phase_since = now;
+        }
+        if !self.out.is_empty() {
+            return Some(self.last_write.max(self.phase_since) + WRITE_STALL_TIMEOUT);
+        }
+        let l = self.conn.limits();
+        match phase {
+            Phase::Idle => Some(self.phase_since + l.idle_timeout),
+            // Measured from the first byte of the head, not the last, so a
+            // client trickling one byte at a time cannot hold the slot.
+            Phase::Head => Some(self.phase_since + l.header_timeout),
+            Phase::Body => Some(self.last_read.max(self.phase_since) + l.body_timeout),
+            Phase::Respond | Phase::Closed => None,
+        }
+    }
+
+    /// The deadline passed: answer 408 if a request was partly received.
+    /// The connection is finished afterwards.
+    pub fn on_timeout(&mut self) {
+        self.pending = None;
+        self.finished = true;
+        if self.out.is_empty() {
+            if let Some(e) = self.conn.timeout_error() {
+                self.conn.write_error(self.out.buf(), &e);
+                self.out.recount();
+            }
+        }
+    }
+}

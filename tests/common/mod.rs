@@ -1,0 +1,242 @@
+//! Shared test support: start a real `loadlab serve` on 127.0.0.1 port 0,
+//! talk to it over raw sockets, and stop it. Each test gets its own server
+//! process and its own temp directory, so tests run in parallel.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every model, by its CLI name.
+pub const MODELS: [&str; 6] = [
+    "iterative",
+    "thread-per-conn",
+    "thread-pool",
+    "prefork",
+    "event-loop",
+    "reactors",
+];
+
+pub fn loadlab_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_loadlab")
+}
+
+/// A running `loadlab serve` child process, stopped on drop.
+pub struct TestServer {
+    pub child: Child,
+    pub addr: SocketAddr,
+    /// The whole startup line, e.g. `listening on http://... model=... workers=...`.
+    pub line: String,
+}
+
+impl TestServer {
+    /// Starts `loadlab serve --model MODEL --addr 127.0.0.1:0 EXTRA...`.
+    pub fn start(model: &str, extra: &[&str]) -> TestServer {
+        let mut args = vec!["serve", "--model", model, "--addr", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        Self::start_args(&args)
+    }
+
+    /// Starts the binary with exactly these arguments; the first stdout line
+    /// must be the `listening on http://ADDR ...` line.
+    pub fn start_args(args: &[&str]) -> TestServer {
+        let mut child = Command::new(loadlab_bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn loadlab");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read startup line");
+        let line = line.trim_end().to_string();
+        let addr = line
+            .strip_prefix("listening on http://")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("unexpected startup line: {line:?}"))
+            .parse()
+            .expect("address in startup line");
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = reader.read_to_end(&mut sink);
+        });
+        TestServer { child, addr, line }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        unsafe { libc_kill(self.pid(), 15) };
+        let until = Instant::now() + Duration::from_secs(40);
+        while Instant::now() < until {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            unsafe { libc_kill(self.pid(), 15) };
+            let until = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < until {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Sends a signal to a process (tests use it for prefork workers too).
+pub fn send_signal(pid: i32, sig: i32) -> bool {
+    unsafe { libc_kill(pid, sig) == 0 }
+}
+
+/// A parsed HTTP response as read off a raw socket.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads one response from `stream`, using Content-Length (or reading to
+/// EOF without one). `head_request` means no body follows. Interim 1xx
+/// responses are returned like any other.
+pub fn read_response(stream: &mut impl Read, head_request: bool) -> std::io::Result<RawResponse> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("eof after {:?}", String::from_utf8_lossy(&buf)),
+            ));
+        }
+        buf.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let mut lines = text.split("\r\n");
+    let status_line = lines.next().unwrap_or("");
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut resp = RawResponse {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
+        return Ok(resp);
+    }
+    match resp
+        .header("content-length")
+        .map(|v| v.parse::<usize>().unwrap())
+    {
+        Some(len) => {
+            resp.body.resize(len, 0);
+            stream.read_exact(&mut resp.body)?;
+        }
+        None => {
+            stream.read_to_end(&mut resp.body)?;
+        }
+    }
+    Ok(resp)
+}
+
+/// Opens a connection, writes `raw`, reads one response.
+pub fn exchange(server: &TestServer, raw: &[u8]) -> RawResponse {
+    let mut s = server.connect();
+    s.write_all(raw).unwrap();
+    read_response(&mut s, raw.starts_with(b"HEAD ")).unwrap()
+}
+
+/// True if the peer has closed the connection (EOF within `wait`).
+pub fn is_closed(stream: &mut TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut b = [0u8; 1];
+    matches!(stream.read(&mut b), Ok(0) | Err(_)) && {
+        // Distinguish a timeout (still open) from EOF/reset.
+        match stream.read(&mut b) {
+            Ok(0) => true,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            Ok(_) => false,
+        }
+    }
+}
+
+/// A simple GET on a fresh connection must answer 200: the server survived.
+pub fn assert_alive(server: &TestServer) {
+    let r = exchange(
+        server,
+        b"GET /500B.html HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(r.status, 200, "server no longer answers a good request");
+    assert_eq!(r.body.len(), 500);
+}
+
+/// Runs a command-line tool, panicking with a clear message if it is not
+/// installed (`.ci/run` installs curl, ab, nginx and wrk).
+pub fn tool(name: &str) -> Command {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false)
+        || std::path::Path::new("/usr/sbin").join(name).is_file();
+    assert!(found, "`{name}` is not installed; run .ci/run or install it (apt-get install curl apache2-utils nginx wrk)");
+    Command::new(name)
+}

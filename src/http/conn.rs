@@ -383,6 +383,13 @@ impl ServerConn {
     ) -> bool {
         // A response sent before the request body was read ends the
         // connection: the unread body would be taken for the next request.
+        // A request without a body is complete as soon as its head is.
+        if matches!(
+            self.state,
+            State::Body(BodyState::Length { remaining: 0, .. })
+        ) {
+            self.state = State::Respond;
+        }
         let keep = self.keep_alive && !close && !self.eof && matches!(self.state, State::Respond);
         let connection = match (keep, self.version) {
             (false, _) => Some("close"),

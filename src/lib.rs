@@ -3,6 +3,7 @@
 //!
 //! Layers, with dependencies pointing down only: `cli` -> `server` -> `http`.
 
+pub mod bench;
 pub mod cli;
 pub mod http;
 pub mod server;

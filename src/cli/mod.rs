@@ -1,6 +1,8 @@
 //! Command line: clap flags become validated configs, then run; errors map
 //! to exit codes (2 for bad arguments, 1 for failures at run time).
 
+mod bench;
+mod merge;
 mod serve;
 pub mod values;
 
@@ -21,6 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP server in one concurrency model.
     Serve(serve::ServeArgs),
+    /// Load a server like ab (same flags, same report), as fast as wrk.
+    Bench(bench::BenchArgs),
+    /// Merge JSON results of simultaneous bench runs into one.
+    Merge(merge::MergeArgs),
 }
 
 /// Parses the process arguments, runs, and returns the exit code.
@@ -35,6 +41,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Merge(args)) => merge::run(args),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -5,6 +5,7 @@
 //! feed it bytes one at a time.
 
 pub mod chunked;
+pub mod client;
 pub mod conn;
 pub mod date;
 pub mod error;

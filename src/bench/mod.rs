@@ -1,0 +1,170 @@
+//! `loadlab bench`: an ab-compatible load generator built like wrk.
+//! Measuring (engine), aggregating (stats) and rendering (render) are
+//! separate pieces.
+
+pub mod config;
+pub mod engine;
+pub mod render;
+pub mod result;
+pub mod stats;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub use config::{BenchConfig, ConfigError, RequestSpec, Target};
+pub use result::BenchResult;
+pub use stats::Stats;
+
+use engine::{Progress, Shared, ThreadPlan, Worker};
+
+/// Descriptors kept free beyond one per connection (epoll, stdio, files).
+const FD_HEADROOM: u64 = 64;
+
+/// Raises the soft open-file limit to the hard limit and checks that
+/// `connections` sockets fit.
+pub fn ensure_fd_limit(connections: usize) -> Result<(), ConfigError> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)
+        .map_err(|e| ConfigError(format!("cannot read the open-file limit: {e}")))?;
+    let soft = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        hard
+    } else {
+        soft
+    };
+    let need = connections as u64 + FD_HEADROOM;
+    if need > soft {
+        return Err(ConfigError(format!(
+            "concurrency {connections} needs about {need} open files but the limit is {soft} \
+             (raise it with `ulimit -n`)"
+        )));
+    }
+    Ok(())
+}
+
+/// Splits connections, requests and rate over threads in proportion.
+fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
+    let threads = cfg.threads.min(cfg.concurrency).max(1);
+    let c = cfg.concurrency;
+    let mut out = Vec::with_capacity(threads);
+    let mut req_left = cfg.requests;
+    for t in 0..threads {
+        let conns = c / threads + usize::from(t < c % threads);
+        let requests = cfg.requests.map(|n| {
+            let share = if t + 1 == threads {
+                req_left.unwrap_or(0)
+            } else {
+                n * conns as u64 / c as u64
+            };
+            req_left = req_left.map(|l| l - share);
+            share
+        });
+        out.push(ThreadPlan {
+            connections: conns,
+            requests,
+            rate: cfg.rate.map(|r| r * conns as f64 / c as f64),
+        });
+    }
+    out
+}
+
+/// Runs the benchmark. `stop` is polled and ends it early (Ctrl-C); `show_progress`
+/// draws a bar on stderr.
+pub fn run(
+    cfg: &BenchConfig,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+    show_progress: bool,
+) -> anyhow::Result<BenchResult> {
+    cfg.validate()?;
+    ensure_fd_limit(cfg.concurrency)?;
+    let request = cfg.request.encode(&cfg.target);
+    let started = Instant::now();
+    let measure_start = started + cfg.warmup.unwrap_or(Duration::ZERO);
+    let shared = Shared {
+        addr: cfg.target.addr,
+        request,
+        body_len: cfg.request.body.as_ref().map_or(0, |b| b.len() as u64),
+        head_request: cfg.request.is_head(),
+        keep_alive: cfg.request.keep_alive,
+        timeout: cfg.timeout,
+        variable_length: cfg.variable_length,
+        measure_start,
+        deadline: cfg.duration.map(|d| measure_start + d),
+        stop: AtomicBool::new(false),
+    };
+    let plans = plans(cfg);
+    let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
+    let finished = AtomicBool::new(false);
+    let (stats, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
+        let handles: Vec<_> = plans
+            .iter()
+            .zip(&progress)
+            .map(|(plan, prog)| {
+                let shared = &shared;
+                let plan = plan.clone();
+                scope.spawn(move || Worker::new(shared, plan, prog).map(Worker::run))
+            })
+            .collect();
+        let watcher = scope.spawn(|| {
+            let bar = show_progress.then(|| progress_bar(cfg));
+            while !finished.load(Ordering::Acquire) {
+                if stop.is_some_and(|s| s()) {
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                if let Some(bar) = &bar {
+                    let done: u64 = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+                    match cfg.requests {
+                        Some(_) => bar.set_position(done),
+                        None => {
+                            bar.set_position(started.elapsed().as_millis() as u64);
+                            bar.set_message(format!("{done} requests"));
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+        });
+        let mut total = Stats::new(cfg.rate.is_some());
+        let mut first_err = None;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(s)) => total.merge(&s),
+                Ok(Err(e)) => first_err = Some(anyhow::Error::from(e)),
+                Err(_) => first_err = Some(anyhow::anyhow!("a load thread panicked")),
+            }
+        }
+        let ended = Instant::now();
+        finished.store(true, Ordering::Release);
+        let _ = watcher.join();
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok((total, ended)),
+        }
+    })?;
+    let elapsed = match cfg.duration {
+        // A run ended by its time limit lasted exactly that long; requests
+        // still in flight then are reported as such, not counted.
+        Some(d) if stats.hit_deadline => d,
+        _ => ended.saturating_duration_since(measure_start),
+    };
+    Ok(BenchResult::new(cfg, stats, elapsed))
+}
+
+fn progress_bar(cfg: &BenchConfig) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let (len, template) = match (cfg.requests, cfg.duration) {
+        (Some(n), _) => (n, "{bar:40} {pos}/{len} requests  {per_sec}  eta {eta}"),
+        (None, Some(d)) => (
+            d.as_millis() as u64,
+            "{bar:40} {msg}  {elapsed} of the time limit",
+        ),
+        (None, None) => (0, "{pos}"),
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -1,0 +1,216 @@
+//! ApacheBench's report, label for label, so scripts that grep ab's output
+//! work unchanged; what ab lacks follows below it.
+
+use std::fmt::Write;
+
+use hdrhistogram::Histogram;
+
+use crate::bench::result::BenchResult;
+
+/// ab's rounding of microseconds to whole milliseconds.
+fn round_ms(us: f64) -> i64 {
+    ((us + 500.0) / 1000.0).floor() as i64
+}
+
+fn conn_row(out: &mut String, label: &str, h: &Histogram<u64>) {
+    let (min, max) = if h.is_empty() {
+        (0, 0)
+    } else {
+        (h.min(), h.max())
+    };
+    let _ = writeln!(
+        out,
+        "{label:<12}{:5} {:4} {:5.1} {:6} {:7}",
+        round_ms(min as f64),
+        round_ms(h.mean()),
+        h.stdev() / 1000.0,
+        round_ms(h.value_at_quantile(0.5) as f64),
+        round_ms(max as f64)
+    );
+}
+
+pub fn ab_report(r: &BenchResult) -> String {
+    let s = &r.stats;
+    let i = &r.info;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "This is loadlab bench {}, an ApacheBench-compatible load generator",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        o,
+        "Latencies are exact to 3 significant digits (HDR histograms)\n"
+    );
+    let _ = writeln!(o, "Benchmarking {} (be patient).....done\n\n", i.host);
+    let _ = writeln!(
+        o,
+        "Server Software:        {}",
+        s.server_software.as_deref().unwrap_or("")
+    );
+    let _ = writeln!(o, "Server Hostname:        {}", i.host);
+    let _ = writeln!(o, "Server Port:            {}\n", i.port);
+    let _ = writeln!(o, "Document Path:          {}", i.path);
+    match (s.variable_length, s.document_length) {
+        (true, _) => {
+            let _ = writeln!(o, "Document Length:        Variable\n");
+        }
+        (false, len) => {
+            let _ = writeln!(o, "Document Length:        {} bytes\n", len.unwrap_or(0));
+        }
+    }
+    let _ = writeln!(o, "Concurrency Level:      {}", i.concurrency);
+    let _ = writeln!(o, "Time taken for tests:   {:.3} seconds", r.seconds());
+    let _ = writeln!(o, "Complete requests:      {}", s.complete);
+    let _ = writeln!(o, "Failed requests:        {}", s.failed());
+    if s.failed() > 0 {
+        let f = s.failures;
+        let _ = writeln!(
+            o,
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+            f.connect, f.receive, f.length, f.exceptions
+        );
+    }
+    if s.non_2xx > 0 {
+        let _ = writeln!(o, "Non-2xx responses:      {}", s.non_2xx);
+    }
+    if i.keep_alive {
+        let _ = writeln!(o, "Keep-Alive requests:    {}", s.keep_alive_requests);
+    }
+    let _ = writeln!(o, "Total transferred:      {} bytes", s.total_bytes);
+    if s.body_sent > 0 {
+        let _ = writeln!(o, "Total body sent:        {}", s.body_sent);
+    }
+    let _ = writeln!(o, "HTML transferred:       {} bytes", s.html_bytes);
+    let _ = writeln!(
+        o,
+        "Requests per second:    {:.2} [#/sec] (mean)",
+        r.requests_per_second()
+    );
+    let _ = writeln!(
+        o,
+        "Time per request:       {:.3} [ms] (mean)",
+        r.time_per_request_ms()
+    );
+    let _ = writeln!(
+        o,
+        "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
+        r.time_per_request_all_ms()
+    );
+    let _ = writeln!(
+        o,
+        "Transfer rate:          {:.2} [Kbytes/sec] received",
+        r.transfer_rate_kbps()
+    );
+    if s.body_sent > 0 {
+        let sent = s.body_sent as f64 / 1024.0 / r.seconds();
+        let _ = writeln!(o, "                        {sent:.2} kb/s sent");
+        let _ = writeln!(
+            o,
+            "                        {:.2} kb/s total",
+            sent + r.transfer_rate_kbps()
+        );
+    }
+    let l = &s.latency;
+    if !l.total.is_empty() {
+        let _ = writeln!(o, "\nConnection Times (ms)");
+        let _ = writeln!(o, "              min  mean[+/-sd] median   max");
+        conn_row(&mut o, "Connect:", &l.connect);
+        conn_row(&mut o, "Processing:", &l.processing);
+        conn_row(&mut o, "Waiting:", &l.waiting);
+        conn_row(&mut o, "Total:", &l.total);
+        let _ = writeln!(
+            o,
+            "\nPercentage of the requests served within a certain time (ms)"
+        );
+        for p in [50, 66, 75, 80, 90, 95, 98, 99] {
+            let v = l.total.value_at_quantile(p as f64 / 100.0);
+            let _ = writeln!(o, " {p:3}%  {:5}", round_ms(v as f64));
+        }
+        let _ = writeln!(
+            o,
+            " 100%  {:5} (longest request)",
+            round_ms(l.total.max() as f64)
+        );
+    }
+    beyond_ab(&mut o, r);
+    o
+}
+
+/// What ab does not show: tail percentiles, timeouts and errors by kind,
+/// requests cut off by the time limit, and open-loop latency.
+fn beyond_ab(o: &mut String, r: &BenchResult) {
+    let s = &r.stats;
+    let l = &s.latency;
+    let ms = |us: u64| us as f64 / 1000.0;
+    let _ = writeln!(o, "\nBeyond ab (loadlab):");
+    if !l.total.is_empty() {
+        let _ = writeln!(
+            o,
+            "  Latency p99.9 / p99.99 / max (ms): {:.3} / {:.3} / {:.3}",
+            ms(l.total.value_at_quantile(0.999)),
+            ms(l.total.value_at_quantile(0.9999)),
+            ms(l.total.max())
+        );
+    }
+    let _ = writeln!(o, "  Timeouts: {}", s.timeouts);
+    if r.info.duration_s.is_some() {
+        let _ = writeln!(
+            o,
+            "  Requests in flight at the time limit: {}",
+            s.in_flight_at_end
+        );
+    }
+    if s.errors.is_empty() {
+        let _ = writeln!(o, "  Errors by kind: none");
+    } else {
+        let _ = writeln!(o, "  Errors by kind:");
+        for (k, v) in &s.errors {
+            let _ = writeln!(o, "    {v:>8}  {k}");
+        }
+    }
+    if let (Some(c), Some(rate)) = (&l.corrected, r.info.rate) {
+        let _ = writeln!(
+            o,
+            "  Open loop at {rate} req/s: latency from the scheduled send time (corrected) vs from the actual send (uncorrected), ms"
+        );
+        let _ = writeln!(
+            o,
+            "    {:>7}  {:>10}  {:>11}",
+            "", "corrected", "uncorrected"
+        );
+        for (label, q) in [("50%", 0.5), ("90%", 0.9), ("99%", 0.99), ("99.9%", 0.999)] {
+            let _ = writeln!(
+                o,
+                "    {label:>7}  {:10.3}  {:11.3}",
+                ms(c.value_at_quantile(q)),
+                ms(l.total.value_at_quantile(q))
+            );
+        }
+        let _ = writeln!(
+            o,
+            "    {:>7}  {:10.3}  {:11.3}",
+            "max",
+            ms(c.max()),
+            ms(l.total.max())
+        );
+    }
+}
+
+/// ab's `-e` file: the time within which each whole percentage of
+/// requests was served, 0 to 100.
+pub fn percentile_csv(r: &BenchResult) -> String {
+    let h = &r.stats.latency.total;
+    let mut o = String::from("Percentage served,Time in ms\n");
+    for p in 0..=100 {
+        let us = if h.is_empty() {
+            0
+        } else if p == 0 {
+            h.min()
+        } else {
+            h.value_at_quantile(p as f64 / 100.0)
+        };
+        let _ = writeln!(o, "{p},{:.3}", us as f64 / 1000.0);
+    }
+    o
+}

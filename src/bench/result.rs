@@ -1,0 +1,277 @@
+//! The outcome of a run: what was asked, how long it took, what was
+//! measured; and its versioned JSON form, which keeps the histograms so
+//! runs can be merged exactly.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::BenchConfig;
+use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stats, Summary};
+
+/// Identifies the JSON layout; bump on any incompatible change.
+pub const SCHEMA_ID: &str = "loadlab.bench/v1";
+
+/// What the run was asked to do, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub url: String,
+    pub host: String,
+    pub port: u16,
+    pub path: String,
+    pub method: String,
+    pub concurrency: usize,
+    pub threads: usize,
+    pub keep_alive: bool,
+    pub requests: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub rate: Option<f64>,
+    pub timeout_s: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchResult {
+    pub info: RunInfo,
+    pub elapsed: Duration,
+    pub stats: Stats,
+}
+
+impl BenchResult {
+    pub fn new(cfg: &BenchConfig, stats: Stats, elapsed: Duration) -> Self {
+        let t = &cfg.target;
+        BenchResult {
+            info: RunInfo {
+                url: format!("http://{}{}", t.host_header(), t.path),
+                host: t.host.clone(),
+                port: t.port,
+                path: t.path.clone(),
+                method: cfg.request.method.clone(),
+                concurrency: cfg.concurrency,
+                threads: cfg.threads.min(cfg.concurrency),
+                keep_alive: cfg.request.keep_alive,
+                requests: cfg.requests,
+                duration_s: cfg.duration.map(|d| d.as_secs_f64()),
+                rate: cfg.rate,
+                timeout_s: cfg.timeout.as_secs_f64(),
+            },
+            elapsed,
+            stats,
+        }
+    }
+
+    pub fn seconds(&self) -> f64 {
+        self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    pub fn requests_per_second(&self) -> f64 {
+        self.stats.complete as f64 / self.seconds()
+    }
+
+    /// ab's "Time per request (mean)": concurrency x time / requests.
+    pub fn time_per_request_ms(&self) -> f64 {
+        self.info.concurrency as f64 * self.seconds() * 1000.0 / self.stats.complete.max(1) as f64
+    }
+
+    /// ab's "(mean, across all concurrent requests)".
+    pub fn time_per_request_all_ms(&self) -> f64 {
+        self.seconds() * 1000.0 / self.stats.complete.max(1) as f64
+    }
+
+    pub fn transfer_rate_kbps(&self) -> f64 {
+        self.stats.total_bytes as f64 / 1024.0 / self.seconds()
+    }
+
+    /// Combines runs made at the same time by several clients: counts and
+    /// histograms add up, the time taken is the longest run, concurrency
+    /// is the sum. Latency statistics are exactly those of one run that
+    /// saw every request.
+    pub fn merge(results: &[BenchResult]) -> anyhow::Result<BenchResult> {
+        let first = results
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("nothing to merge"))?;
+        let mut out = first.clone();
+        for r in &results[1..] {
+            if r.info.url != out.info.url || r.info.method != out.info.method {
+                eprintln!(
+                    "loadlab: note: merging runs against different targets ({} and {})",
+                    out.info.url, r.info.url
+                );
+            }
+            out.stats.merge(&r.stats);
+            out.elapsed = out.elapsed.max(r.elapsed);
+            out.info.concurrency += r.info.concurrency;
+            out.info.threads += r.info.threads;
+            out.info.requests = match (out.info.requests, r.info.requests) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusClasses {
+    #[serde(rename = "1xx")]
+    pub c1: u64,
+    #[serde(rename = "2xx")]
+    pub c2: u64,
+    #[serde(rename = "3xx")]
+    pub c3: u64,
+    #[serde(rename = "4xx")]
+    pub c4: u64,
+    #[serde(rename = "5xx")]
+    pub c5: u64,
+    pub other: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bytes {
+    pub total_received: u64,
+    pub html_received: u64,
+    pub body_sent: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Always "us": values are microseconds.
+    pub unit: String,
+    /// Always "hdrhistogram-v2-deflate-base64".
+    pub encoding: String,
+    pub total: String,
+    pub connect: String,
+    pub waiting: String,
+    pub processing: String,
+    pub corrected: Option<String>,
+}
+
+/// The JSON document (`docs/schema/bench-v1.schema.json` describes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchJson {
+    pub schema: String,
+    pub loadlab_version: String,
+    pub run: RunInfo,
+    pub server_software: Option<String>,
+    pub document_length: Option<u64>,
+    pub variable_length: bool,
+    pub time_taken_s: f64,
+    pub complete: u64,
+    pub failed: u64,
+    pub failures: Failures,
+    pub timeouts: u64,
+    pub in_flight_at_end: u64,
+    pub non_2xx: u64,
+    pub keep_alive_requests: u64,
+    pub status_classes: StatusClasses,
+    pub errors: BTreeMap<String, u64>,
+    pub bytes: Bytes,
+    pub requests_per_second: f64,
+    pub time_per_request_ms: f64,
+    pub time_per_request_all_ms: f64,
+    pub transfer_rate_kbps: f64,
+    pub latency_ms: Summary,
+    pub connect_ms: Summary,
+    pub waiting_ms: Summary,
+    pub processing_ms: Summary,
+    pub corrected_latency_ms: Option<Summary>,
+    pub histograms: Histograms,
+}
+
+impl BenchJson {
+    pub fn from_result(r: &BenchResult) -> BenchJson {
+        let s = &r.stats;
+        let l = &s.latency;
+        let c = s.status_classes;
+        BenchJson {
+            schema: SCHEMA_ID.to_string(),
+            loadlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            run: r.info.clone(),
+            server_software: s.server_software.clone(),
+            document_length: s.document_length,
+            variable_length: s.variable_length,
+            time_taken_s: r.elapsed.as_secs_f64(),
+            complete: s.complete,
+            failed: s.failed(),
+            failures: s.failures,
+            timeouts: s.timeouts,
+            in_flight_at_end: s.in_flight_at_end,
+            non_2xx: s.non_2xx,
+            keep_alive_requests: s.keep_alive_requests,
+            status_classes: StatusClasses {
+                other: c[0],
+                c1: c[1],
+                c2: c[2],
+                c3: c[3],
+                c4: c[4],
+                c5: c[5],
+            },
+            errors: s.errors.clone(),
+            bytes: Bytes {
+                total_received: s.total_bytes,
+                html_received: s.html_bytes,
+                body_sent: s.body_sent,
+            },
+            requests_per_second: r.requests_per_second(),
+            time_per_request_ms: r.time_per_request_ms(),
+            time_per_request_all_ms: r.time_per_request_all_ms(),
+            transfer_rate_kbps: r.transfer_rate_kbps(),
+            latency_ms: Summary::of(&l.total),
+            connect_ms: Summary::of(&l.connect),
+            waiting_ms: Summary::of(&l.waiting),
+            processing_ms: Summary::of(&l.processing),
+            corrected_latency_ms: l.corrected.as_ref().map(Summary::of),
+            histograms: Histograms {
+                unit: "us".into(),
+                encoding: "hdrhistogram-v2-deflate-base64".into(),
+                total: encode_histogram(&l.total),
+                connect: encode_histogram(&l.connect),
+                waiting: encode_histogram(&l.waiting),
+                processing: encode_histogram(&l.processing),
+                corrected: l.corrected.as_ref().map(encode_histogram),
+            },
+        }
+    }
+
+    /// Rebuilds a result (counters and full histograms) from its JSON.
+    pub fn into_result(self) -> anyhow::Result<BenchResult> {
+        if self.schema != SCHEMA_ID {
+            anyhow::bail!(
+                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID})",
+                self.schema
+            );
+        }
+        let h = &self.histograms;
+        let latency = Latencies {
+            total: decode_histogram(&h.total)?,
+            connect: decode_histogram(&h.connect)?,
+            waiting: decode_histogram(&h.waiting)?,
+            processing: decode_histogram(&h.processing)?,
+            corrected: h.corrected.as_deref().map(decode_histogram).transpose()?,
+        };
+        let c = &self.status_classes;
+        let stats = Stats {
+            complete: self.complete,
+            failures: self.failures,
+            timeouts: self.timeouts,
+            in_flight_at_end: self.in_flight_at_end,
+            hit_deadline: false,
+            non_2xx: self.non_2xx,
+            keep_alive_requests: self.keep_alive_requests,
+            status_classes: [c.other, c.c1, c.c2, c.c3, c.c4, c.c5],
+            errors: self.errors,
+            total_bytes: self.bytes.total_received,
+            html_bytes: self.bytes.html_received,
+            body_sent: self.bytes.body_sent,
+            document_length: self.document_length,
+            variable_length: self.variable_length,
+            server_software: self.server_software,
+            latency,
+        };
+        Ok(BenchResult {
+            info: self.run,
+            elapsed: Duration::from_secs_f64(self.time_taken_s.max(0.0)),
+            stats,
+        })
+    }
+}

@@ -1,0 +1,242 @@
+//! Measurements of a run: per-thread counters and HDR histograms, merged
+//! after the threads join. Nothing here is shared while a run is going.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+/// Histogram range: 1 µs .. 1 hour, 3 significant digits.
+const HIST_MAX_US: u64 = 3_600_000_000;
+const HIST_SIGFIG: u8 = 3;
+
+pub fn new_histogram() -> Histogram<u64> {
+    // The bounds are constants within hdrhistogram's limits, so this holds.
+    Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("valid histogram bounds")
+}
+
+/// The four distributions of ab's "Connection Times" table, plus the
+/// open-loop one measured from each request's scheduled send time.
+#[derive(Debug, Clone)]
+pub struct Latencies {
+    /// Connect start (or send start on a reused connection) to last byte.
+    pub total: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    /// Request fully sent to first response byte.
+    pub waiting: Histogram<u64>,
+    /// Total minus connect.
+    pub processing: Histogram<u64>,
+    /// Scheduled send time to last byte (open loop only).
+    pub corrected: Option<Histogram<u64>>,
+}
+
+impl Latencies {
+    pub fn new(open_loop: bool) -> Self {
+        Latencies {
+            total: new_histogram(),
+            connect: new_histogram(),
+            waiting: new_histogram(),
+            processing: new_histogram(),
+            corrected: open_loop.then(new_histogram),
+        }
+    }
+
+    fn merge(&mut self, o: &Latencies) {
+        // Same bounds on both sides, so `add` cannot fail.
+        let _ = self.total.add(&o.total);
+        let _ = self.connect.add(&o.connect);
+        let _ = self.waiting.add(&o.waiting);
+        let _ = self.processing.add(&o.processing);
+        match (&mut self.corrected, &o.corrected) {
+            (Some(a), Some(b)) => {
+                let _ = a.add(b);
+            }
+            (None, Some(b)) => self.corrected = Some(b.clone()),
+            _ => {}
+        }
+    }
+}
+
+/// Ways a request can fail, as ab breaks them down (timeouts are counted
+/// among ab's "Exceptions" and also on their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Failures {
+    pub connect: u64,
+    pub receive: u64,
+    pub length: u64,
+    pub exceptions: u64,
+}
+
+impl Failures {
+    pub fn total(&self) -> u64 {
+        self.connect + self.receive + self.length + self.exceptions
+    }
+}
+
+/// Everything one thread (or, merged, one run) measured.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// Requests that finished, successfully or not.
+    pub complete: u64,
+    pub failures: Failures,
+    pub timeouts: u64,
+    /// Requests still in flight when a time limit ended the run.
+    pub in_flight_at_end: u64,
+    /// A time limit (not the request count) ended the run.
+    pub hit_deadline: bool,
+    pub non_2xx: u64,
+    pub keep_alive_requests: u64,
+    /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for others.
+    pub status_classes: [u64; 6],
+    /// Errors by kind, e.g. "connect: Connection refused".
+    pub errors: BTreeMap<String, u64>,
+    /// Bytes received (heads and bodies as on the wire).
+    pub total_bytes: u64,
+    /// Body bytes received after transfer decoding.
+    pub html_bytes: u64,
+    /// Request body bytes sent.
+    pub body_sent: u64,
+    /// Length of the first response's body (ab's Document Length).
+    pub document_length: Option<u64>,
+    /// Body lengths differed between responses.
+    pub variable_length: bool,
+    pub server_software: Option<String>,
+    pub latency: Latencies,
+}
+
+impl Stats {
+    pub fn new(open_loop: bool) -> Self {
+        Stats {
+            complete: 0,
+            failures: Failures::default(),
+            timeouts: 0,
+            in_flight_at_end: 0,
+            hit_deadline: false,
+            non_2xx: 0,
+            keep_alive_requests: 0,
+            status_classes: [0; 6],
+            errors: BTreeMap::new(),
+            total_bytes: 0,
+            html_bytes: 0,
+            body_sent: 0,
+            document_length: None,
+            variable_length: false,
+            server_software: None,
+            latency: Latencies::new(open_loop),
+        }
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.failures.total()
+    }
+
+    /// Counts an error by kind. Only on the error path, never per success.
+    pub fn error(&mut self, kind: String) {
+        *self.errors.entry(kind).or_insert(0) += 1;
+    }
+
+    /// Adds another thread's (or run's) measurements to these.
+    pub fn merge(&mut self, o: &Stats) {
+        self.complete += o.complete;
+        self.failures.connect += o.failures.connect;
+        self.failures.receive += o.failures.receive;
+        self.failures.length += o.failures.length;
+        self.failures.exceptions += o.failures.exceptions;
+        self.timeouts += o.timeouts;
+        self.in_flight_at_end += o.in_flight_at_end;
+        self.hit_deadline |= o.hit_deadline;
+        self.non_2xx += o.non_2xx;
+        self.keep_alive_requests += o.keep_alive_requests;
+        for (a, b) in self.status_classes.iter_mut().zip(o.status_classes) {
+            *a += b;
+        }
+        for (k, v) in &o.errors {
+            *self.errors.entry(k.clone()).or_insert(0) += v;
+        }
+        self.total_bytes += o.total_bytes;
+        self.html_bytes += o.html_bytes;
+        self.body_sent += o.body_sent;
+        match (self.document_length, o.document_length) {
+            (None, d) => self.document_length = d,
+            (Some(a), Some(b)) if a != b => self.variable_length = true,
+            _ => {}
+        }
+        self.variable_length |= o.variable_length;
+        if self.server_software.is_none() {
+            self.server_software.clone_from(&o.server_software);
+        }
+        self.latency.merge(&o.latency);
+    }
+}
+
+/// Summary of one distribution in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub count: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p66: f64,
+    pub p75: f64,
+    pub p80: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p98: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+}
+
+impl Summary {
+    pub fn of(h: &Histogram<u64>) -> Summary {
+        let ms = |us: f64| us / 1000.0;
+        let q = |p: f64| ms(h.value_at_quantile(p) as f64);
+        let empty = h.is_empty();
+        Summary {
+            count: h.len(),
+            min: if empty { 0.0 } else { ms(h.min() as f64) },
+            mean: ms(h.mean()),
+            stdev: ms(h.stdev()),
+            max: if empty { 0.0 } else { ms(h.max() as f64) },
+            p50: q(0.50),
+            p66: q(0.66),
+            p75: q(0.75),
+            p80: q(0.80),
+            p90: q(0.90),
+            p95: q(0.95),
+            p98: q(0.98),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+        }
+    }
+}
+
+/// HdrHistogram's compressed V2 encoding, base64: the form the JSON output
+/// carries so runs can be merged exactly later.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    use base64::Engine as _;
+    let mut buf = Vec::new();
+    use hdrhistogram::serialization::Serializer as _;
+    let mut ser = hdrhistogram::serialization::V2DeflateSerializer::new();
+    // Serializing into a Vec only fails on internal invariant breaks.
+    if ser.serialize(h, &mut buf).is_err() {
+        buf.clear();
+    }
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+pub fn decode_histogram(s: &str) -> anyhow::Result<Histogram<u64>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(s.trim())?;
+    let mut de = hdrhistogram::serialization::Deserializer::new();
+    let h: Histogram<u64> = de
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| anyhow::anyhow!("bad histogram encoding: {e:?}"))?;
+    // Re-home into our standard bounds so merges never fail on range.
+    let mut out = new_histogram();
+    out.add(&h)
+        .map_err(|e| anyhow::anyhow!("histogram out of range: {e:?}"))?;
+    Ok(out)
+}

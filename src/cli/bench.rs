@@ -1,0 +1,214 @@
+//! `loadlab bench`: ab's flags (same letters, same meaning) plus wrk-style
+//! extras; builds a BenchConfig, runs it, renders the report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Args;
+
+use super::values::{parse_duration, UsageError};
+use crate::bench::render::{percentile_csv, render, Format};
+use crate::bench::{self, BenchConfig, RequestSpec, Target};
+use crate::server::Shutdown;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Number of requests to perform (ab's default is 1).
+    #[arg(short = 'n', value_name = "requests")]
+    pub requests: Option<u64>,
+    /// Number of requests to make at a time.
+    #[arg(short = 'c', value_name = "concurrency", default_value_t = 1)]
+    pub concurrency: usize,
+    /// Seconds to max. to spend on benchmarking (no request-count cap).
+    #[arg(short = 't', long = "duration", value_name = "timelimit", value_parser = parse_duration)]
+    pub timelimit: Option<Duration>,
+    /// Use HTTP KeepAlive.
+    #[arg(short = 'k')]
+    pub keepalive: bool,
+    /// File containing data to POST (remember to also set -T).
+    #[arg(short = 'p', value_name = "postfile")]
+    pub postfile: Option<PathBuf>,
+    /// File containing data to PUT (remember to also set -T).
+    #[arg(short = 'u', value_name = "putfile")]
+    pub putfile: Option<PathBuf>,
+    /// Content-type header to use for POST/PUT data.
+    #[arg(short = 'T', value_name = "content-type")]
+    pub content_type: Option<String>,
+    /// Add an arbitrary header line, e.g. 'Accept-Encoding: gzip' (repeatable).
+    #[arg(short = 'H', value_name = "header")]
+    pub headers: Vec<String>,
+    /// Method name.
+    #[arg(short = 'm', value_name = "method")]
+    pub method: Option<String>,
+    /// Use HEAD instead of GET.
+    #[arg(short = 'i')]
+    pub head: bool,
+    /// Seconds to wait for each response (default 30).
+    #[arg(short = 's', value_name = "timeout", default_value = "30", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Accept variable document length (for dynamic pages).
+    #[arg(short = 'l')]
+    pub variable_length: bool,
+    /// Don't exit on socket receive errors (always true for loadlab).
+    #[arg(short = 'r')]
+    pub no_exit_on_errors: bool,
+    /// Do not show progress.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Output CSV file with percentages served.
+    #[arg(short = 'e', value_name = "csvfile")]
+    pub csvfile: Option<PathBuf>,
+    /// Add a Cookie header, eg. 'Apache=1234' (repeatable).
+    #[arg(short = 'C', value_name = "attribute")]
+    pub cookies: Vec<String>,
+    /// Add Basic WWW Authentication, 'user:password'.
+    #[arg(short = 'A', value_name = "attribute")]
+    pub auth: Option<String>,
+    /// Load threads, each one event loop (default: number of cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Open loop: schedule requests at this many per second in total, and
+    /// measure latency from the scheduled time.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Apply load for this long before measuring.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "ab")]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// http://host[:port]/path
+    pub url: String,
+}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+impl BenchArgs {
+    /// Second stage: files read, values checked, config built.
+    pub fn into_config(self) -> anyhow::Result<(BenchConfig, Options)> {
+        let target = Target::parse(&self.url).map_err(|e| usage(e.0))?;
+        let read = |p: &PathBuf, what: &str| {
+            std::fs::read(p)
+                .map_err(|e| usage(format!("cannot read {what} file {}: {e}", p.display())))
+        };
+        let (body, default_method) = match (&self.postfile, &self.putfile) {
+            (Some(_), Some(_)) => return Err(usage("-p and -u cannot be used together")),
+            (Some(p), None) => (Some(Bytes::from(read(p, "POST")?)), "POST"),
+            (None, Some(p)) => (Some(Bytes::from(read(p, "PUT")?)), "PUT"),
+            (None, None) if self.head => (None, "HEAD"),
+            (None, None) => (None, "GET"),
+        };
+        let method = self
+            .method
+            .clone()
+            .unwrap_or_else(|| default_method.to_string());
+        if method.is_empty()
+            || !method
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        {
+            return Err(usage(format!("invalid method '{method}'")));
+        }
+        let mut headers = Vec::new();
+        for h in &self.headers {
+            let Some((n, v)) = h.split_once(':') else {
+                return Err(usage(format!(
+                    "invalid header '{h}': expected 'Name: value'"
+                )));
+            };
+            if n.trim().is_empty() || h.contains(['\r', '\n']) {
+                return Err(usage(format!("invalid header '{h}'")));
+            }
+            headers.push((n.trim().to_string(), v.trim().to_string()));
+        }
+        if self
+            .cookies
+            .iter()
+            .chain(&self.auth)
+            .any(|c| c.contains(['\r', '\n']))
+        {
+            return Err(usage("cookies and credentials may not contain line breaks"));
+        }
+        if let Some(a) = &self.auth {
+            if !a.contains(':') {
+                return Err(usage("-A expects 'user:password'"));
+            }
+        }
+        let threads = self
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        // ab performs one request when neither -n nor -t is given.
+        let requests = match (self.requests, self.timelimit) {
+            (None, None) => Some(1),
+            (n, _) => n,
+        };
+        let cfg = BenchConfig {
+            target,
+            request: RequestSpec {
+                method,
+                body,
+                content_type: self.content_type.clone(),
+                headers,
+                cookies: self.cookies.clone(),
+                basic_auth: self.auth.clone(),
+                keep_alive: self.keepalive,
+            },
+            requests,
+            duration: self.timelimit,
+            concurrency: self.concurrency,
+            threads,
+            timeout: self.timeout,
+            rate: self.rate,
+            warmup: self.warmup,
+            variable_length: self.variable_length,
+        };
+        cfg.validate().map_err(|e| usage(e.0))?;
+        let opts = Options {
+            format: self.format,
+            out: self.out,
+            csvfile: self.csvfile,
+            quiet: self.quiet,
+        };
+        Ok((cfg, opts))
+    }
+}
+
+/// How to present the result.
+pub struct Options {
+    pub format: Format,
+    pub out: Option<PathBuf>,
+    pub csvfile: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let (cfg, opts) = args.into_config()?;
+    bench::ensure_fd_limit(cfg.concurrency).map_err(|e| usage(e.0))?;
+    let shutdown = Shutdown::from_signals()?;
+    let progress = !opts.quiet && std::io::stderr().is_terminal();
+    let stop = || shutdown.is_set();
+    let result = bench::run(&cfg, Some(&stop), progress)?;
+    let text = render(&result, opts.format);
+    match &opts.out {
+        Some(path) => std::fs::write(path, &text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    if let Some(path) = &opts.csvfile {
+        std::fs::write(path, percentile_csv(&result))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}

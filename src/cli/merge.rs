@@ -1,0 +1,49 @@
+//! `loadlab merge a.json b.json ...`: combine runs made at the same time
+//! by several clients into the statistics of one run.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::values::UsageError;
+use crate::bench::render::{render, Format};
+use crate::bench::result::{BenchJson, BenchResult};
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// JSON results written by `loadlab bench --format json`.
+    #[arg(required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Report format of the merged result.
+    #[arg(long, value_enum, default_value = "ab")]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    let mut results = Vec::new();
+    for f in &args.files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
+        let json: BenchJson = serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a loadlab bench JSON result: {e}",
+                f.display()
+            ))
+        })?;
+        results.push(
+            json.into_result()
+                .map_err(|e| UsageError(format!("{}: {e}", f.display())))?,
+        );
+    }
+    let merged = BenchResult::merge(&results)?;
+    let text = render(&merged, args.format);
+    match &args.out {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}

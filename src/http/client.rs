@@ -1,0 +1,311 @@
+//! The client side: an incremental response parser for the load generator.
+//! It frames responses (Content-Length, chunked, close-delimited, HEAD, 1xx,
+//! 204/304) and counts bytes; it never keeps a body.
+
+use std::mem::MaybeUninit;
+
+use super::chunked::{ChunkStep, ChunkedDecoder};
+use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES};
+
+/// What a completed response looked like.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResponseInfo {
+    pub status: u16,
+    /// Bytes of the final response's head (interim 1xx heads included).
+    pub head_bytes: u64,
+    /// Body bytes after transfer decoding.
+    pub body_bytes: u64,
+    /// Bytes on the wire for the body (chunk framing included).
+    pub wire_body_bytes: u64,
+    /// The connection may carry another request.
+    pub keep_alive: bool,
+    /// The `Server` header, when asked for with `capture_server`.
+    pub server: Option<String>,
+}
+
+/// Why a response could not be parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ResponseError {
+    #[error("malformed response head")]
+    BadHead,
+    #[error("response head too large")]
+    HeadTooLarge,
+    #[error("malformed chunked body")]
+    BadChunk,
+    #[error("connection closed before the response was complete")]
+    Incomplete,
+}
+
+#[derive(Debug)]
+enum Body {
+    Length(u64),
+    Chunked(ChunkedDecoder),
+    UntilClose,
+}
+
+#[derive(Debug)]
+enum State {
+    Head,
+    Body(Body),
+}
+
+/// Parses one response at a time; call `reset` (or keep feeding) for the
+/// next one on the same connection.
+#[derive(Debug)]
+pub struct ResponseParser {
+    state: State,
+    /// A head split across reads is collected here; whole heads are parsed
+    /// straight from the read buffer without copying.
+    partial: Vec<u8>,
+    info: ResponseInfo,
+    head_request: bool,
+    capture_server: bool,
+}
+
+impl ResponseParser {
+    /// `head_request`: the request was HEAD, so no body follows.
+    pub fn new(head_request: bool) -> Self {
+        ResponseParser {
+            state: State::Head,
+            partial: Vec::new(),
+            info: ResponseInfo::default(),
+            head_request,
+            capture_server: false,
+        }
+    }
+
+    /// Record the `Server` header of the next response.
+    pub fn capture_server(&mut self, yes: bool) {
+        self.capture_server = yes;
+    }
+
+    /// Forget any partial response (a new connection starts).
+    pub fn reset(&mut self) {
+        self.state = State::Head;
+        self.partial.clear();
+        self.info = ResponseInfo::default();
+    }
+
+    /// True if nothing of a response has been seen yet.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Head) && self.partial.is_empty() && self.info.head_bytes == 0
+    }
+
+    /// Consumes bytes from `data`. Returns how many were used and, if a
+    /// response completed, its description; bytes after it are left for the
+    /// next call (pipelining).
+    pub fn feed(&mut self, data: &[u8]) -> Result<(usize, Option<ResponseInfo>), ResponseError> {
+        let mut used = 0;
+        loop {
+            match &mut self.state {
+                State::Head => {
+                    let n = match self.parse_head(&data[used..])? {
+                        Some(n) => n,
+                        None => return Ok((data.len(), None)),
+                    };
+                    used += n;
+                    if let Some(done) = self.body_or_done() {
+                        return Ok((used, Some(done)));
+                    }
+                }
+                State::Body(Body::Length(remaining)) => {
+                    let n = (*remaining).min((data.len() - used) as u64);
+                    *remaining -= n;
+                    used += n as usize;
+                    self.info.body_bytes += n;
+                    self.info.wire_body_bytes += n;
+                    if *remaining == 0 {
+                        return Ok((used, Some(self.finish())));
+                    }
+                    return Ok((used, None));
+                }
+                State::Body(Body::Chunked(dec)) => {
+                    match dec
+                        .step(&data[used..])
+                        .map_err(|_| ResponseError::BadChunk)?
+                    {
+                        ChunkStep::Framing(n) => {
+                            used += n;
+                            self.info.wire_body_bytes += n as u64;
+                        }
+                        ChunkStep::Data(n) => {
+                            used += n;
+                            self.info.wire_body_bytes += n as u64;
+                            self.info.body_bytes += n as u64;
+                        }
+                        ChunkStep::Done(n) => {
+                            used += n;
+                            self.info.wire_body_bytes += n as u64;
+                            return Ok((used, Some(self.finish())));
+                        }
+                        ChunkStep::NeedData => return Ok((used, None)),
+                    }
+                }
+                State::Body(Body::UntilClose) => {
+                    let n = (data.len() - used) as u64;
+                    self.info.body_bytes += n;
+                    self.info.wire_body_bytes += n;
+                    return Ok((data.len(), None));
+                }
+            }
+        }
+    }
+
+    /// The peer closed. A close-delimited body ends here; anything else
+    /// in progress was cut short.
+    pub fn feed_eof(&mut self) -> Result<Option<ResponseInfo>, ResponseError> {
+        match self.state {
+            State::Body(Body::UntilClose) => Ok(Some(self.finish())),
+            _ if self.is_idle() => Ok(None),
+            _ => Err(ResponseError::Incomplete),
+        }
+    }
+
+    fn finish(&mut self) -> ResponseInfo {
+        self.state = State::Head;
+        std::mem::take(&mut self.info)
+    }
+
+    /// Parses a head from `data` (joined to an earlier partial head).
+    /// Returns the bytes of `data` consumed when a head completed.
+    fn parse_head(&mut self, data: &[u8]) -> Result<Option<usize>, ResponseError> {
+        let joined = !self.partial.is_empty();
+        let old = self.partial.len();
+        if joined {
+            self.partial.extend_from_slice(data);
+        }
+        let buf: &[u8] = if joined { &self.partial } else { data };
+        let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut []);
+        let parsed = httparse::ParserConfig::default()
+            .allow_spaces_after_header_name_in_responses(true)
+            .allow_obsolete_multiline_headers_in_responses(true)
+            .parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
+        match parsed {
+            Ok(httparse::Status::Complete(n)) => {
+                let status = resp.code.unwrap_or(0);
+                let http10 = resp.version == Some(0);
+                let mut length = None;
+                let mut chunked = false;
+                let (mut close, mut ka) = (false, false);
+                for h in resp.headers.iter() {
+                    let name = h.name.as_bytes();
+                    if name.eq_ignore_ascii_case(b"content-length") {
+                        length = std::str::from_utf8(h.value)
+                            .ok()
+                            .and_then(|v| v.trim().parse::<u64>().ok());
+                        if length.is_none() {
+                            return Err(ResponseError::BadHead);
+                        }
+                    } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                        chunked = h
+                            .value
+                            .split(|&b| b == b',')
+                            .next_back()
+                            .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+                    } else if name.eq_ignore_ascii_case(b"connection") {
+                        for t in h.value.split(|&b| b == b',').map(|t| t.trim_ascii()) {
+                            close |= t.eq_ignore_ascii_case(b"close");
+                            ka |= t.eq_ignore_ascii_case(b"keep-alive");
+                        }
+                    } else if self.capture_server && name.eq_ignore_ascii_case(b"server") {
+                        self.info.server = Some(String::from_utf8_lossy(h.value).into_owned());
+                    }
+                }
+                self.info.status = status;
+                self.info.head_bytes += n as u64;
+                self.info.keep_alive = !close && (!http10 || ka);
+                let interim = (100..200).contains(&status) && status != 101;
+                let no_body = self.head_request || status == 204 || status == 304;
+                let body = if interim {
+                    None
+                } else if no_body {
+                    Some(Body::Length(0))
+                } else if chunked {
+                    Some(Body::Chunked(ChunkedDecoder::default()))
+                } else if let Some(len) = length {
+                    Some(Body::Length(len))
+                } else {
+                    self.info.keep_alive = false;
+                    Some(Body::UntilClose)
+                };
+                self.state = match body {
+                    Some(b) => State::Body(b),
+                    None => State::Head,
+                };
+                self.partial.clear();
+                Ok(Some(n - old))
+            }
+            Ok(httparse::Status::Partial) => {
+                if buf.len() > MAX_HEADER_BYTES {
+                    return Err(ResponseError::HeadTooLarge);
+                }
+                if !joined {
+                    self.partial.extend_from_slice(data);
+                }
+                Ok(None)
+            }
+            Err(_) => Err(ResponseError::BadHead),
+        }
+    }
+
+    /// After a head: a bodiless response is complete at once.
+    fn body_or_done(&mut self) -> Option<ResponseInfo> {
+        match self.state {
+            State::Body(Body::Length(0)) => Some(self.finish()),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(bytes: &[u8], step: usize, head: bool) -> Vec<ResponseInfo> {
+        let mut p = ResponseParser::new(head);
+        let mut out = Vec::new();
+        for piece in bytes.chunks(step) {
+            let mut off = 0;
+            while off < piece.len() {
+                let (n, done) = p.feed(&piece[off..]).unwrap();
+                off += n;
+                out.extend(done);
+            }
+        }
+        out.extend(p.feed_eof().unwrap());
+        out
+    }
+
+    #[test]
+    fn frames_every_kind_whole_and_bytewise() {
+        let stream = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x\r\nabc\r\n0\r\nT: 1\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.0 200 OK\r\n\r\nuntil close";
+        for step in [stream.len(), 1, 7] {
+            let r = parse_all(stream, step, false);
+            let got: Vec<_> = r
+                .iter()
+                .map(|i| (i.status, i.body_bytes, i.keep_alive))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    (200, 5, true),
+                    (200, 3, true),
+                    (204, 0, true),
+                    (200, 11, false)
+                ],
+                "step {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn head_responses_have_no_body_and_cut_bodies_are_errors() {
+        let r = parse_all(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 3, true);
+        assert_eq!(r[0].body_bytes, 0);
+        let mut p = ResponseParser::new(false);
+        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel")
+            .unwrap();
+        assert_eq!(p.feed_eof(), Err(ResponseError::Incomplete));
+    }
+}

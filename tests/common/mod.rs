@@ -240,3 +240,4 @@ pub fn tool(name: &str) -> Command {
     assert!(found, "`{name}` is not installed; run .ci/run or install it (apt-get install curl apache2-utils nginx wrk)");
     Command::new(name)
 }
+pub mod fake;

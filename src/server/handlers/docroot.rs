@@ -17,3 +17,13 @@ pub const EMBEDDED_FILES: [(&str, &[u8]); 3] = [
         include_bytes!("../../../assets/docroot/20KB.html"),
     ),
 ];
+
+/// Writes the embedded files into `dir`, so another server (nginx) can
+/// serve byte-identical content in a comparison.
+pub fn write_embedded_docroot(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, content) in EMBEDDED_FILES {
+        std::fs::write(dir.join(name), content)?;
+    }
+    Ok(())
+}

@@ -13,7 +13,7 @@ use bytes::Bytes;
 
 use crate::http::{Method, RequestHead};
 
-pub use docroot::EMBEDDED_FILES;
+pub use docroot::{write_embedded_docroot, EMBEDDED_FILES};
 pub use path::{decode_path, PathError};
 pub use static_files::StaticRoot;
 

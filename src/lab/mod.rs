@@ -1,0 +1,5 @@
+//! The lab: targets to measure (built-in models, nginx, commands, URLs) and
+//! the experiments run against them.
+
+pub mod nginx;
+pub mod ports;

@@ -1,0 +1,200 @@
+//! nginx as a reference server: started from the system binary with a
+//! generated config in a temp dir, on a free loopback port, stopped on drop.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::ports::{free_port, wait_accepting};
+
+/// What to tell the user when nginx is missing.
+pub const INSTALL_HINT: &str =
+    "nginx is not installed; install it with `apt-get install nginx` to compare against it";
+
+/// The nginx binary, if installed (Debian puts it in /usr/sbin).
+pub fn find_nginx() -> Option<PathBuf> {
+    let in_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("nginx"));
+    in_path
+        .chain(
+            [
+                "/usr/sbin/nginx",
+                "/usr/local/sbin/nginx",
+                "/usr/local/nginx/sbin/nginx",
+            ]
+            .map(PathBuf::from),
+        )
+        .find(|p| p.is_file())
+}
+
+#[derive(Debug, Clone)]
+pub struct NginxOptions {
+    pub workers: usize,
+    pub docroot: PathBuf,
+    /// Log each request here (format: `$connection $connection_requests
+    /// $status $request_method $body_bytes_sent`); None turns logging off.
+    pub access_log: Option<PathBuf>,
+    /// Pin the workers to these CPUs (worker_cpu_affinity).
+    pub cpus: Option<Vec<usize>>,
+    /// Largest request body accepted (client_max_body_size).
+    pub max_body: String,
+}
+
+impl NginxOptions {
+    pub fn new(docroot: impl Into<PathBuf>) -> Self {
+        NginxOptions {
+            workers: 1,
+            docroot: docroot.into(),
+            access_log: None,
+            cpus: None,
+            max_body: "1g".into(),
+        }
+    }
+}
+
+/// A running nginx master process.
+#[derive(Debug)]
+pub struct Nginx {
+    child: Child,
+    pub addr: SocketAddr,
+    dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    pub fn start(opts: &NginxOptions) -> anyhow::Result<Nginx> {
+        let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
+        let mut last_err = None;
+        // The free port may be taken between probing and nginx binding it.
+        for _ in 0..5 {
+            match Self::try_start(&bin, opts) {
+                Ok(n) => return Ok(n),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| anyhow::anyhow!("nginx did not start")))
+    }
+
+    fn try_start(bin: &Path, opts: &NginxOptions) -> anyhow::Result<Nginx> {
+        let dir = tempfile::Builder::new()
+            .prefix("loadlab-nginx-")
+            .tempdir()?;
+        let port = free_port()?;
+        let conf = config(opts, dir.path(), port);
+        let conf_path = dir.path().join("nginx.conf");
+        std::fs::write(&conf_path, conf)?;
+        let child = Command::new(bin)
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(&conf_path)
+            .arg("-e")
+            .arg(dir.path().join("error.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", bin.display()))?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let mut n = Nginx { child, addr, dir };
+        if !wait_accepting(addr, Duration::from_secs(5)) || n.child.try_wait()?.is_some() {
+            let log = std::fs::read_to_string(n.dir.path().join("error.log")).unwrap_or_default();
+            anyhow::bail!(
+                "nginx did not start on {addr}: {}",
+                log.lines().last().unwrap_or("no error log")
+            );
+        }
+        Ok(n)
+    }
+
+    /// The master's pid; the workers are its children.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM is nginx's fast shutdown; the master reaps its workers.
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        for _ in 0..300 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The generated config: tuned as a performance comparison would tune
+/// nginx (sendfile, open_file_cache, keep-alive without a request cap),
+/// with every path inside the temp dir so no system state is touched.
+fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
+    let d = dir.display();
+    let mut c = String::new();
+    // Workers would switch to `nobody`, which cannot read a private temp
+    // docroot; the comparison runs on loopback only.
+    let _ = writeln!(c, "user root root;\ndaemon off;\nmaster_process on;");
+    let _ = writeln!(c, "worker_processes {};", opts.workers.max(1));
+    if let Some(cpus) = &opts.cpus {
+        let masks: Vec<String> = (0..opts.workers.max(1))
+            .map(|w| {
+                let cpu = cpus[w % cpus.len()];
+                let mut m = vec!['0'; cpu + 1];
+                m[0] = '1';
+                m.iter().collect()
+            })
+            .collect();
+        let _ = writeln!(c, "worker_cpu_affinity {};", masks.join(" "));
+    }
+    let _ = writeln!(
+        c,
+        "worker_rlimit_nofile 20000;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;"
+    );
+    let _ = writeln!(
+        c,
+        "events {{ worker_connections 20000; use epoll; multi_accept on; }}"
+    );
+    let _ = writeln!(c, "http {{");
+    match &opts.access_log {
+        Some(p) => {
+            let _ = writeln!(
+                c,
+                "  log_format ll '$connection $connection_requests $status $request_method $body_bytes_sent';\n  access_log {} ll;",
+                p.display()
+            );
+        }
+        None => {
+            let _ = writeln!(c, "  access_log off;");
+        }
+    }
+    let _ = writeln!(
+        c,
+        "  sendfile on; tcp_nopush on; tcp_nodelay on;\n  keepalive_timeout 65; keepalive_requests 1000000000;\n  open_file_cache max=1000 inactive=20s;\n  client_max_body_size {};",
+        opts.max_body
+    );
+    for t in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+        let _ = writeln!(c, "  {t}_temp_path {d}/{t}_temp;");
+    }
+    let _ = writeln!(c, "  types {{ text/html html htm; text/plain txt; application/json json; }}\n  default_type application/octet-stream;");
+    let _ = writeln!(
+        c,
+        "  server {{ listen 127.0.0.1:{port}; server_name _; root {}; location / {{ }} }}\n}}",
+        opts.docroot.display()
+    );
+    c
+}

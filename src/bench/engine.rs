@@ -145,7 +145,9 @@ impl<'a> Worker<'a> {
         let mut events = Events::with_capacity(1024);
         let mut last_check = Instant::now();
         loop {
-            while let Some(i) = self.restart.pop() {
+            // One batch per round: a connection whose responses come back
+            // at once is requeued for the next round, after the others.
+            for i in std::mem::take(&mut self.restart) {
                 self.next_request(i);
             }
             if self.done() {
@@ -193,6 +195,9 @@ impl<'a> Worker<'a> {
     }
 
     fn poll_timeout(&self) -> Duration {
+        if !self.restart.is_empty() {
+            return Duration::ZERO;
+        }
         let mut t = TICK;
         if let Some(&i) = self.parked.front() {
             let wait = self.conns[i]

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Load-generator comparison (issue: bench speed). In one invocation, runs
+# loadlab bench, wrk, ab and a minimal floor client (examples/floor_client.rs)
+# with keep-alive against ONE nginx worker pinned to CPU 0, each client pinned
+# to CPU 1, at c=50 and c=1000 on a 500-byte file; several interleaved rounds;
+# prints requests/s and client CPU microseconds per request (user+sys from
+# /usr/bin/time), medians over rounds, and ratios against wrk and the floor.
+#
+# Needs: nginx, wrk, ab (apache2-utils), /usr/bin/time (time), taskset.
+# Usage: scripts/bench-vs-wrk.sh [ROUNDS] [SECONDS]   (defaults 3 and 3)
+# Loopback only; every run is bounded by SECONDS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+SECS=${2:-3}
+for t in nginx wrk ab taskset; do
+  command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t (apt-get install nginx wrk apache2-utils util-linux)"; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "missing /usr/bin/time (apt-get install time)"; exit 1; }
+cargo build --release --quiet --bin loadlab --example floor_client
+BIN=${CARGO_TARGET_DIR:-target}/release
+LOADLAB=$BIN/loadlab
+FLOOR=$BIN/examples/floor_client
+
+work=$(mktemp -d)
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$work/root"
+head -c 500 /dev/zero | tr '\0' 'x' > "$work/root/500B.html"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+user root root; daemon on; worker_processes 1; worker_cpu_affinity 1;
+worker_rlimit_nofile 20000; pid $work/nginx.pid; error_log $work/error.log warn;
+events { worker_connections 20000; use epoll; multi_accept on; }
+http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 1000000000;
+  keepalive_timeout 65; open_file_cache max=100;
+  client_body_temp_path $work/cb; proxy_temp_path $work/p; fastcgi_temp_path $work/f;
+  uwsgi_temp_path $work/u; scgi_temp_path $work/s;
+  server { listen 127.0.0.1:$port; root $work/root; } }
+CONF
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+taskset -c 0 "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log"
+sleep 0.5
+URL="http://127.0.0.1:$port/500B.html"
+ulimit -n 20000
+
+# run CLIENT C ROUND -> appends "client c round requests cpu_seconds" to results
+run() {
+  local client=$1 c=$2 out="$work/out.txt" tf="$work/time.txt"
+  case $client in
+    loadlab) cmd=("$LOADLAB" bench -q -k -c "$c" -t "$SECS" --threads 1 --format csv "$URL") ;;
+    wrk)     cmd=(wrk -t1 -c "$c" -d "${SECS}s" "$URL") ;;
+    ab)      cmd=(ab -q -k -c "$c" -t "$SECS" -n 100000000 "$URL") ;;
+    floor)   cmd=("$FLOOR" "127.0.0.1:$port" /500B.html "$c" "$SECS") ;;
+  esac
+  taskset -c 1 /usr/bin/time -f "%U %S" -o "$tf" "${cmd[@]}" > "$out" 2>/dev/null || true
+  local n
+  case $client in
+    loadlab) n=$(tail -1 "$out" | cut -d, -f8) ;;
+    wrk)     n=$(grep -m1 "requests in" "$out" | awk '{print $1}') ;;
+    ab)      n=$(grep "Complete requests:" "$out" | awk '{print $3}') ;;
+    floor)   n=$(awk '{print $2}' "$out") ;;
+  esac
+  read -r us sy < "$tf"
+  echo "$client $c $3 ${n:-0} $us $sy" >> "$work/results"
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  for c in 50 1000; do
+    for client in loadlab wrk ab floor; do
+      run "$client" "$c" "$round"
+    done
+  done
+done
+
+python3 - "$work/results" "$SECS" <<'PY'
+import sys, statistics
+rows = [l.split() for l in open(sys.argv[1])]
+secs = float(sys.argv[2])
+by = {}
+for client, c, rnd, n, us, sy in rows:
+    n = int(n)
+    cpu = (float(us) + float(sy)) * 1e6 / n if n else float("nan")
+    by.setdefault((client, int(c)), []).append((n / secs, cpu))
+print(f"{'client':8} {'c':>5} {'req/s (median)':>15} {'CPU us/req':>11} {'rps/wrk':>8} {'cpu/wrk':>8} {'cpu/floor':>9}")
+for c in (50, 1000):
+    med = {k[0]: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in by.items() if k[1] == c}
+    for client in ("loadlab", "wrk", "ab", "floor"):
+        rps, cpu = med[client]
+        print(f"{client:8} {c:5d} {rps:15.0f} {cpu:11.2f} {rps/med['wrk'][0]:8.2f} {cpu/med['wrk'][1]:8.2f} {cpu/med['floor'][1]:9.2f}")
+PY

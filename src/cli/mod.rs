@@ -4,6 +4,7 @@
 mod bench;
 mod merge;
 mod serve;
+mod sweep;
 pub mod values;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Merge JSON results of simultaneous bench runs into one.
     Merge(merge::MergeArgs),
+    /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
+    Sweep(sweep::SweepArgs),
 }
 
 /// Parses the process arguments, runs, and returns the exit code.
@@ -54,10 +57,16 @@ pub fn main() -> i32 {
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Merge(args)) => merge::run(args),
+        Some(Command::Sweep(args)) => sweep::run(args),
+        // The main job on built-in defaults: a short comparison of every
+        // model (and nginx when installed), report in ./loadlab-report/.
         None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            Ok(())
+            let plan = crate::lab::presets::default_plan();
+            println!(
+                "loadlab: comparing {} targets on /500B.html (c = 1, 10, 100, 1000; keep-alive off and on); about a minute",
+                plan.targets.len()
+            );
+            sweep::execute(&plan, std::path::Path::new("loadlab-report"), false).map(|_| ())
         }
     };
     match result {

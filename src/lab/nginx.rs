@@ -42,6 +42,8 @@ pub struct NginxOptions {
     pub cpus: Option<Vec<usize>>,
     /// Largest request body accepted (client_max_body_size).
     pub max_body: String,
+    /// Restrict the whole nginx process tree to the first N CPUs.
+    pub affinity: Option<usize>,
 }
 
 impl NginxOptions {
@@ -52,6 +54,7 @@ impl NginxOptions {
             access_log: None,
             cpus: None,
             max_body: "1g".into(),
+            affinity: None,
         }
     }
 }
@@ -86,7 +89,11 @@ impl Nginx {
         let conf = config(opts, dir.path(), port);
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf)?;
-        let child = Command::new(bin)
+        let mut cmd = Command::new(bin);
+        if let Some(n) = opts.affinity {
+            super::affinity::restrict(&mut cmd, n);
+        }
+        let child = cmd
             .arg("-p")
             .arg(dir.path())
             .arg("-c")

@@ -1,0 +1,166 @@
+//! The raw results file: one CSV row per run, appended and never
+//! rewritten. Everything else in a results directory is derived from it.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// File name of the raw results inside a results directory.
+pub const RAW_CSV: &str = "raw.csv";
+/// File name of the machine description inside a results directory.
+pub const MACHINE_JSON: &str = "machine.json";
+
+/// One run of one configuration against one target. Times in ms unless
+/// the name says otherwise. `error` is non-empty when the run could not be
+/// made (the target did not start, say); its numbers are then zero.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawRow {
+    pub run_id: u64,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_at: f64,
+    /// Preset name (`e1`..`e5`, `default`) or `sweep`.
+    pub experiment: String,
+    /// Target label as given: `model:event-loop`, `nginx`, `cmd:...`, `url:...`.
+    pub target: String,
+    pub workers: u64,
+    /// Cores the target was restricted to; 0 = not restricted.
+    pub cpus: u64,
+    pub path: String,
+    pub concurrency: u64,
+    /// Requested count; 0 when the run was time-limited.
+    pub requests: u64,
+    pub duration_s: f64,
+    pub keepalive: bool,
+    /// 1-based repeat number within the configuration.
+    pub repeat: u64,
+    /// Warm-up runs are recorded but left out of summaries.
+    pub warmup: bool,
+    pub time_taken_s: f64,
+    pub complete: u64,
+    pub failed: u64,
+    pub non_2xx: u64,
+    pub timeouts: u64,
+    pub total_bytes: u64,
+    pub html_bytes: u64,
+    pub requests_per_second: f64,
+    /// ab's "Time per request (mean)" and "(mean, across all concurrent requests)".
+    pub time_per_request_ms: f64,
+    pub time_per_request_all_ms: f64,
+    pub transfer_kbps: f64,
+    pub connect_min_ms: f64,
+    pub connect_mean_ms: f64,
+    pub connect_sd_ms: f64,
+    pub connect_median_ms: f64,
+    pub connect_max_ms: f64,
+    pub processing_min_ms: f64,
+    pub processing_mean_ms: f64,
+    pub processing_sd_ms: f64,
+    pub processing_median_ms: f64,
+    pub processing_max_ms: f64,
+    pub waiting_min_ms: f64,
+    pub waiting_mean_ms: f64,
+    pub waiting_sd_ms: f64,
+    pub waiting_median_ms: f64,
+    pub waiting_max_ms: f64,
+    pub total_min_ms: f64,
+    pub total_mean_ms: f64,
+    pub total_sd_ms: f64,
+    pub total_median_ms: f64,
+    pub total_max_ms: f64,
+    pub p50_ms: f64,
+    pub p66_ms: f64,
+    pub p75_ms: f64,
+    pub p80_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p98_ms: f64,
+    pub p99_ms: f64,
+    pub p99_9_ms: f64,
+    pub p100_ms: f64,
+    /// Server process tree: mean CPU % over the run (100 = one core).
+    pub server_cpu_pct: f64,
+    pub server_rss_peak_kb: u64,
+    /// The load generator's own CPU % over the run.
+    pub client_cpu_pct: f64,
+    pub error: String,
+}
+
+/// Appends rows to `dir/raw.csv`, writing the header only when the file
+/// is new. Existing rows are never touched, so an interrupted or resumed
+/// sweep keeps everything measured before.
+pub fn append(dir: &Path, rows: &[RawRow]) -> anyhow::Result<()> {
+    let path = dir.join(RAW_CSV);
+    let fresh = !path.exists() || std::fs::metadata(&path)?.len() == 0;
+    let file = OpenOptions::new().create(true).append(true).open(&path)?;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(fresh)
+        .from_writer(file);
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    let mut f = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    f.flush()?;
+    Ok(())
+}
+
+/// Reads every row of `dir/raw.csv`.
+pub fn read(dir: &Path) -> anyhow::Result<Vec<RawRow>> {
+    let path = dir.join(RAW_CSV);
+    let mut r = csv::Reader::from_path(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut rows = Vec::new();
+    for row in r.deserialize() {
+        rows.push(row?);
+    }
+    Ok(rows)
+}
+
+/// The machine a results directory was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub cpu_model: String,
+    pub kernel: String,
+    pub memory_gib: f64,
+    pub loadlab_version: String,
+    pub hostname: String,
+}
+
+impl Machine {
+    pub fn detect() -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let mem_kb: f64 = std::fs::read_to_string("/proc/meminfo")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0.0);
+        Machine {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_model,
+            kernel,
+            memory_gib: (mem_kb / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+            loadlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            hostname,
+        }
+    }
+}

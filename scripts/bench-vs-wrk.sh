@@ -24,6 +24,7 @@ FLOOR=$BIN/examples/floor_client
 
 work=$(mktemp -d)
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$work/root"
 head -c 500 /dev/zero | tr '\0' 'x' > "$work/root/500B.html"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

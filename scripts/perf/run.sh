@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Performance comparison suite (issue: performance). One invocation, several
+# interleaved rounds, medians, ratios from the same run; loopback only.
+#
+#  rows 1/2/6: every loadlab model, nginx (1 worker) and a floor responder
+#              (examples/floor_server.rs) pinned to CPU 0; wrk and loadlab
+#              bench pinned to CPU 1; 500 B; c=50; keep-alive (row 1) and a
+#              new connection per request (row 2).
+#  row 3:      E3, 10,000 requests at c=10,000 on 500 B and 20 KB, loadlab
+#              reactors vs nginx, 2 workers each (loadlab sweep, which samples
+#              server CPU and peak RSS of the whole process tree).
+#  row 4:      scripts/bench-vs-wrk.sh (load generators, floor client).
+#  row 5:      scripts/bench-files.sh (100 MB download/upload vs nginx).
+#
+# Usage: scripts/perf/run.sh [ROUNDS] [SECONDS]  (defaults 3 and 3)
+# Writes the tables to stdout and to target/perf/*.txt; docs/PERFORMANCE.md
+# records a run with the machine and this command.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${1:-3}
+SECS=${2:-3}
+for t in nginx wrk taskset python3; do
+  command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
+done
+cargo build --release --quiet --bin loadlab --examples
+BIN=${CARGO_TARGET_DIR:-target}/release
+OUT=${CARGO_TARGET_DIR:-target}/perf
+mkdir -p "$OUT"
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ulimit -n 20000
+"$BIN/loadlab" serve --help >/dev/null
+python3 - "$work/root" <<'PY'
+import os, sys
+os.makedirs(sys.argv[1], exist_ok=True)
+PY
+# The embedded docroot, byte for byte, for nginx.
+for f in 500B.html 20KB.html index.html; do cp "assets/docroot/$f" "$work/root/$f"; done
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# start_server NAME KEEPALIVE -> sets PORT, SPID
+start_server() {
+  local name=$1 ka=$2
+  PORT=$(free_port)
+  case $name in
+    floor) if [ "$ka" = on ]; then taskset -c 0 "$BIN/examples/floor_server" "$PORT" >/dev/null & else taskset -c 0 "$BIN/examples/floor_server" "$PORT" close >/dev/null & fi ;;
+    nginx)
+      mkdir -p "$work/ng"
+      cat > "$work/ng/nginx.conf" <<CONF
+user root root; daemon off; worker_processes 1; worker_rlimit_nofile 20000;
+pid $work/ng/nginx.pid; error_log $work/ng/error.log warn;
+events { worker_connections 20000; use epoll; multi_accept on; }
+http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 1000000000;
+  keepalive_timeout 65; open_file_cache max=100;
+  client_body_temp_path $work/ng/cb; proxy_temp_path $work/ng/p; fastcgi_temp_path $work/ng/f;
+  uwsgi_temp_path $work/ng/u; scgi_temp_path $work/ng/s;
+  server { listen 127.0.0.1:$PORT; root $work/root; } }
+CONF
+      taskset -c 0 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$work/ng" -c "$work/ng/nginx.conf" -e "$work/ng/error.log" & ;;
+    *)
+      local w=1
+      [ "$name" = thread-pool ] && w=8
+      taskset -c 0 "$BIN/loadlab" serve --model "$name" --workers "$w" --addr "127.0.0.1:$PORT" >/dev/null & ;;
+  esac
+  SPID=$!
+  pids+=("$SPID")
+  wait_port "$PORT"
+}
+stop_server() { kill -TERM "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; }
+
+# client NAME KEEPALIVE -> prints "rps p99_ms"
+client() {
+  local c=$1 ka=$2 url="http://127.0.0.1:$PORT/500B.html" o="$work/c.out"
+  case $c in
+    wrk)
+      local hdr=()
+      [ "$ka" = off ] && hdr=(-H "Connection: close")
+      taskset -c 1 wrk -t1 -c50 -d"${SECS}s" --latency "${hdr[@]}" "$url" > "$o" 2>&1 || true
+      python3 - "$o" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+rps = re.search(r"Requests/sec:\s+([\d.]+)", t)
+p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", t)
+scale = {"us": 0.001, "ms": 1, "s": 1000}
+print(rps.group(1) if rps else 0, float(p99.group(1)) * scale[p99.group(2)] if p99 else 0)
+PY
+      ;;
+    loadlab)
+      local k=()
+      [ "$ka" = on ] && k=(-k)
+      taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c 50 -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
+      tail -1 "$o" | awk -F, '{print $13, $19}' ;;
+  esac
+}
+
+SERVERS=(floor nginx reactors event-loop thread-pool prefork thread-per-conn iterative)
+: > "$work/rows"
+for round in $(seq 1 "$ROUNDS"); do
+  for ka in on off; do
+    for s in "${SERVERS[@]}"; do
+      start_server "$s" "$ka"
+      for c in wrk loadlab; do
+        echo "$ka $s $c $(client "$c" "$ka")" >> "$work/rows"
+      done
+      stop_server
+    done
+  done
+done
+python3 - "$work/rows" <<'PY' | tee "$OUT/servers.txt"
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+d = {}
+for ka, s, c, rps, p99 in rows:
+    d.setdefault((ka, s, c), []).append((float(rps), float(p99)))
+for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: new connection per request, 500 B, c=50")):
+    print(f"\n{title} (server on CPU 0, client on CPU 1; medians)")
+    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs floor (wrk) |")
+    print("|---|---|---|---|---|---|---|")
+    med = {k: (st.median(x[0] for x in v), st.median(x[1] for x in v)) for k, v in d.items() if k[0] == ka}
+    ng = med[(ka, "nginx", "wrk")][0] or 1
+    fl = med[(ka, "floor", "wrk")][0] or 1
+    for s in ("floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"):
+        w, l = med[(ka, s, "wrk")], med[(ka, s, "loadlab")]
+        print(f"| {s} | {w[0]:.0f} | {w[1]:.2f} | {l[0]:.0f} | {l[1]:.2f} | {w[0]/ng:.2f} | {w[0]/fl:.2f} |")
+PY
+
+echo; echo "Row 3: E3, 10,000 requests at c=10,000 (2 workers each; medians over $ROUNDS repeats)" | tee "$OUT/e3.txt"
+"$BIN/loadlab" sweep -q -T model:reactors:workers=2 -T nginx:workers=2 --concurrency 10000 --requests 10000 \
+  --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
+python3 - "$work/e3/raw.csv" <<'PY' | tee -a "$OUT/e3.txt"
+import csv, sys, statistics as st
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["warmup"] == "false"]
+print("| target | path | time taken s | failed | server CPU % | peak RSS MiB | time vs nginx | RSS vs nginx |")
+print("|---|---|---|---|---|---|---|---|")
+g = {}
+for r in rows:
+    g.setdefault((r["target"], r["path"]), []).append(r)
+for path in ("/500B.html", "/20KB.html"):
+    m = {}
+    for t in ("model:reactors:workers=2", "nginx:workers=2"):
+        rs = g.get((t, path), [])
+        m[t] = (st.median(float(r["time_taken_s"]) for r in rs), sum(int(r["failed"]) for r in rs),
+                st.median(float(r["server_cpu_pct"]) for r in rs), st.median(int(r["server_rss_peak_kb"]) for r in rs) / 1024)
+    n = m["nginx:workers=2"]
+    for t, v in m.items():
+        print(f"| {t} | {path} | {v[0]:.3f} | {v[1]} | {v[2]:.0f} | {v[3]:.1f} | {v[0]/n[0]:.2f} | {v[3]/n[3]:.2f} |")
+PY
+
+echo; echo "Row 4: load generators (scripts/bench-vs-wrk.sh)" | tee "$OUT/clients.txt"
+scripts/bench-vs-wrk.sh "$ROUNDS" "$SECS" | tee -a "$OUT/clients.txt"
+if [ -x scripts/bench-files.sh ]; then
+  echo; echo "Row 5: files (scripts/bench-files.sh)" | tee "$OUT/files.txt"
+  scripts/bench-files.sh | tee -a "$OUT/files.txt"
+fi

@@ -57,6 +57,8 @@ pub struct ResponseParser {
     /// A head split across reads is collected here; whole heads are parsed
     /// straight from the read buffer without copying.
     partial: Vec<u8>,
+    /// Unconsumed chunk framing from the end of the previous read.
+    carry: Vec<u8>,
     info: ResponseInfo,
     head_request: bool,
     capture_server: bool,
@@ -68,6 +70,7 @@ impl ResponseParser {
         ResponseParser {
             state: State::Head,
             partial: Vec::new(),
+            carry: Vec::new(),
             info: ResponseInfo::default(),
             head_request,
             capture_server: false,
@@ -83,6 +86,7 @@ impl ResponseParser {
     pub fn reset(&mut self) {
         self.state = State::Head;
         self.partial.clear();
+        self.carry.clear();
         self.info = ResponseInfo::default();
     }
 
@@ -120,25 +124,47 @@ impl ResponseParser {
                     return Ok((used, None));
                 }
                 State::Body(Body::Chunked(dec)) => {
-                    match dec
-                        .step(&data[used..])
-                        .map_err(|_| ResponseError::BadChunk)?
-                    {
-                        ChunkStep::Framing(n) => {
-                            used += n;
-                            self.info.wire_body_bytes += n as u64;
+                    // A chunk-size line, CRLF or trailer split across reads
+                    // is carried over, because the caller reuses its buffer.
+                    // Bytes count as received when taken from `data`.
+                    let carried = self.carry.len();
+                    if carried > 0 {
+                        self.carry.extend_from_slice(&data[used..]);
+                    }
+                    let input: &[u8] = if carried > 0 {
+                        &self.carry
+                    } else {
+                        &data[used..]
+                    };
+                    let mut off = 0;
+                    let done = loop {
+                        match dec
+                            .step(&input[off..])
+                            .map_err(|_| ResponseError::BadChunk)?
+                        {
+                            ChunkStep::Framing(n) => off += n,
+                            ChunkStep::Data(n) => {
+                                off += n;
+                                self.info.body_bytes += n as u64;
+                            }
+                            ChunkStep::Done(n) => break Some(off + n),
+                            ChunkStep::NeedData => break None,
                         }
-                        ChunkStep::Data(n) => {
-                            used += n;
-                            self.info.wire_body_bytes += n as u64;
-                            self.info.body_bytes += n as u64;
+                    };
+                    match done {
+                        // The carried bytes alone could not finish a step,
+                        // so the end lies in the new data.
+                        Some(end) => {
+                            let taken = end - carried;
+                            self.info.wire_body_bytes += taken as u64;
+                            self.carry.clear();
+                            return Ok((used + taken, Some(self.finish())));
                         }
-                        ChunkStep::Done(n) => {
-                            used += n;
-                            self.info.wire_body_bytes += n as u64;
-                            return Ok((used, Some(self.finish())));
+                        None => {
+                            self.info.wire_body_bytes += (data.len() - used) as u64;
+                            self.carry = input[off..].to_vec();
+                            return Ok((data.len(), None));
                         }
-                        ChunkStep::NeedData => return Ok((used, None)),
                     }
                 }
                 State::Body(Body::UntilClose) => {

@@ -21,7 +21,9 @@ fn main() {
         std::process::exit(2)
     });
     let close = args.get(2).is_some_and(|a| a == "close");
-    let mut response = b"HTTP/1.1 200 OK\r\nServer: floor\r\nContent-Type: text/html\r\nContent-Length: 500\r\n".to_vec();
+    let mut response =
+        b"HTTP/1.1 200 OK\r\nServer: floor\r\nContent-Type: text/html\r\nContent-Length: 500\r\n"
+            .to_vec();
     if close {
         response.extend_from_slice(b"Connection: close\r\n");
     }
@@ -31,7 +33,9 @@ fn main() {
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let mut listener = TcpListener::bind(addr).expect("bind");
     let mut poll = Poll::new().unwrap();
-    poll.registry().register(&mut listener, LISTENER, Interest::READABLE).unwrap();
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)
+        .unwrap();
     println!("listening on http://{}", listener.local_addr().unwrap());
     let mut conns: slab::Slab<(TcpStream, u8)> = slab::Slab::new();
     let mut events = Events::with_capacity(1024);
@@ -44,13 +48,17 @@ fn main() {
                 while let Ok((mut s, _)) = listener.accept() {
                     let _ = s.set_nodelay(true);
                     let e = conns.vacant_entry();
-                    poll.registry().register(&mut s, Token(e.key()), Interest::READABLE).unwrap();
+                    poll.registry()
+                        .register(&mut s, Token(e.key()), Interest::READABLE)
+                        .unwrap();
                     e.insert((s, 0));
                 }
                 continue;
             }
             let key = ev.token().0;
-            let Some((s, tail)) = conns.get_mut(key) else { continue };
+            let Some((s, tail)) = conns.get_mut(key) else {
+                continue;
+            };
             let mut done = false;
             loop {
                 match s.read(&mut buf) {

@@ -7,4 +7,6 @@ pub mod bench;
 pub mod cli;
 pub mod http;
 pub mod lab;
+pub mod report;
 pub mod server;
+pub mod stress;

@@ -273,13 +273,7 @@ fn percent_rows(report: &str) -> Vec<String> {
                 .next()
                 .is_some_and(|p| !p.is_empty() && p.trim().parse::<u32>().is_ok())
         })
-        .map(|l| {
-            l.trim_start()
-                .split_whitespace()
-                .next()
-                .unwrap()
-                .to_string()
-        })
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
         .collect()
 }
 

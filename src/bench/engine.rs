@@ -210,7 +210,7 @@ impl<'a> Worker<'a> {
 
     /// Whether another counted request may start.
     fn budget_left(&self) -> bool {
-        self.plan.requests.is_none_or(|n| self.started < n)
+        self.plan.requests.map_or(true, |n| self.started < n)
     }
 
     /// Gives connection `i` its next request, or leaves it free.

@@ -3,7 +3,9 @@
 
 mod bench;
 mod merge;
+mod report;
 mod serve;
+mod stress;
 mod sweep;
 pub mod values;
 
@@ -30,6 +32,10 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
     Sweep(sweep::SweepArgs),
+    /// Re-render a results directory's summaries, charts and index.html from its raw.csv.
+    Report(report::ReportArgs),
+    /// Upload/download stress matrix against the file service (E2).
+    Stress(stress::StressArgs),
 }
 
 /// Parses the process arguments, runs, and returns the exit code.
@@ -58,6 +64,8 @@ pub fn main() -> i32 {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sweep(args)) => sweep::run(args),
+        Some(Command::Report(args)) => report::run(args),
+        Some(Command::Stress(args)) => stress::run(args),
         // The main job on built-in defaults: a short comparison of every
         // model (and nginx when installed), report in ./loadlab-report/.
         None => {

@@ -28,6 +28,15 @@ pub struct ServeArgs {
     /// (/, /index.html, /500B.html, /20KB.html).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Directory of the file service under /files/ (created if missing).
+    /// Default: loadlab/files under the user's data directory
+    /// ($XDG_DATA_HOME or ~/.local/share); the startup line prints it.
+    #[arg(long, value_name = "DIR")]
+    pub files: Option<PathBuf>,
+    /// Largest upload to /files/ (e.g. 100M, 1G); larger ones get 413
+    /// before anything is written.
+    #[arg(long, default_value = "1G", value_parser = parse_size, value_name = "SIZE")]
+    pub max_upload: u64,
     /// Most connections open at once (per process for prefork).
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
@@ -70,8 +79,11 @@ impl ServeArgs {
                 return Err(UsageError(format!("{name} must be greater than 0")).into());
             }
         }
-        let app =
-            App::new(self.root, None, self.max_body).map_err(|e| UsageError(format!("{e:#}")))?;
+        let files = crate::server::handlers::files::resolve_dir(self.files)
+            .map_err(|e| UsageError(format!("{e:#}")))?;
+        let mut app = App::new(self.root, Some(files), self.max_body)
+            .map_err(|e| UsageError(format!("{e:#}")))?;
+        app.max_upload = self.max_upload;
         let mut cfg = ServerConfig::new(self.model, app);
         cfg.workers = self
             .model
@@ -98,11 +110,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Exactly one line, flushed before any worker exists, so scripts and
     // tests can read the port when they asked for port 0.
     let mut out = std::io::stdout().lock();
-    writeln!(
+    write!(
         out,
         "listening on http://{local} model={} workers={}",
         cfg.model, cfg.workers
     )?;
+    if let Some(dir) = &cfg.app.files_dir {
+        write!(out, " files={}", dir.display())?;
+    }
+    writeln!(out)?;
     out.flush()?;
     drop(out);
     server::run(listener, &cfg, &shutdown)

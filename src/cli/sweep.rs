@@ -226,7 +226,7 @@ pub fn execute(
     for s in &outcome.skipped {
         eprintln!("loadlab: skipped {s}");
     }
-    // REPORT-HOOK crate::report::render_dir(out)?;
+    crate::report::render_dir(out)?;
     print_summary(&outcome.rows);
     if outcome.interrupted {
         eprintln!("loadlab: interrupted; {} runs kept", outcome.rows.len());

@@ -28,7 +28,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
         return Err(format!("duration out of range: '{s}'"));
     }
     Ok(Duration::from_secs_f64(secs))

@@ -47,6 +47,16 @@ impl ChunkedDecoder {
         self.state == State::Done
     }
 
+    /// Bytes of the current chunk not yet returned as data: known as soon as
+    /// the chunk's size line is read, so a body limit can refuse the chunk
+    /// before any of it is delivered.
+    pub fn chunk_remaining(&self) -> u64 {
+        match self.state {
+            State::Data(n) => n,
+            _ => 0,
+        }
+    }
+
     /// Decodes from the front of `input`, which starts where the last step
     /// ended. Never consumes past the end of the body.
     pub fn step(&mut self, input: &[u8]) -> Result<ChunkStep, ProtoError> {

@@ -250,7 +250,17 @@ impl ServerConn {
                     return Ok(Some(self.take(n)));
                 }
                 BodyState::Chunked(dec) => match dec.step(&self.buf[self.start..self.end])? {
-                    ChunkStep::Framing(n) => self.start += n,
+                    ChunkStep::Framing(n) => {
+                        self.start += n;
+                        // Refuse a chunk that would cross the limit when its
+                        // size is read, like an oversized Content-Length:
+                        // checking each piece instead would deliver a part
+                        // of it first, and how much would depend on how the
+                        // bytes happened to arrive.
+                        if self.body_read.saturating_add(dec.chunk_remaining()) > self.max_body {
+                            return Err(ProtoError::new(413, "request body too large"));
+                        }
+                    }
                     ChunkStep::Data(n) => {
                         if self.body_read + n as u64 > self.max_body {
                             return Err(ProtoError::new(413, "request body too large"));
@@ -279,11 +289,19 @@ impl ServerConn {
     fn parse_head(&mut self) -> Result<Option<RequestHead>, ProtoError> {
         // RFC 9112 2.2: ignore empty lines before a request line.
         while self.start < self.end && matches!(self.buf[self.start], b'\r' | b'\n') {
-            if self.buf[self.start] == b'\r'
-                && self.start + 1 < self.end
-                && self.buf[self.start + 1] != b'\n'
-            {
-                return Err(ProtoError::bad_request("bare CR"));
+            if self.buf[self.start] == b'\r' {
+                match self
+                    .buf
+                    .get(self.start + 1..self.end)
+                    .and_then(|r| r.first())
+                {
+                    Some(b'\n') => {}
+                    Some(_) => return Err(ProtoError::bad_request("bare CR")),
+                    // Whether this CR is bare shows only with the next
+                    // byte; skipping it now would accept "\rGET" when it
+                    // arrives in two reads and refuse it in one.
+                    None => return Ok(None),
+                }
             }
             self.start += 1;
         }

@@ -27,14 +27,27 @@ pub fn serve(
     let _ = stream.set_read_timeout(Some(TICK));
     let _ = stream.set_write_timeout(Some(TICK));
     let mut s = Session::new(limits.clone());
+    // A read found nothing for a whole tick after shutdown began.
+    let mut quiet_since_stop = false;
     loop {
         s.process(app);
+        // Deadlines are checked after every read, not only when a read
+        // times out: a client trickling a byte every few milliseconds never
+        // lets a read time out and would hold this worker for ever.
+        let now = Instant::now();
+        if s.deadline(now).is_some_and(|d| now >= d) {
+            s.on_timeout();
+        }
         if !flush(&mut stream, &mut s) || s.is_done() {
             break;
         }
         if shutdown.is_set() {
             s.close_after_response();
-            if s.conn.phase() == Phase::Idle {
+            // Between requests the connection ends, but only once a read
+            // has found nothing: a request the client sent just before
+            // (or one that waited in the pool's queue) is answered, with
+            // `Connection: close`, instead of being reset unread.
+            if s.conn.phase() == Phase::Idle && quiet_since_stop {
                 break;
             }
         } else if s.conn.phase() == Phase::Idle && others_waiting() {
@@ -52,19 +65,19 @@ pub fn serve(
                 s.on_read(Instant::now());
             }
             Err(e) if is_timeout(&e) => {
-                let now = Instant::now();
-                // An idle keep-alive connection yields its worker at once
-                // when another connection is waiting.
-                if s.conn.phase() == Phase::Idle && others_waiting() {
-                    break;
+                // EINTR (the shutdown signal itself) is not a quiet tick.
+                if shutdown.is_set() && e.kind() != io::ErrorKind::Interrupted {
+                    quiet_since_stop = true;
                 }
-                if s.deadline(now).is_some_and(|d| now >= d) {
-                    s.on_timeout();
+                // An idle keep-alive connection yields its worker at once
+                // when another connection is waiting. A fresh connection
+                // does not: its request may be on the way.
+                if s.conn.phase() == Phase::Idle && s.has_answered() && others_waiting() {
+                    break;
                 }
             }
             Err(_) => break,
         }
-        s.deadline(Instant::now());
     }
     if s.conn.should_linger() {
         let _ = stream.shutdown(NetShutdown::Write);

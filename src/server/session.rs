@@ -31,6 +31,9 @@ pub struct Session {
     close_next: bool,
     /// A deadline passed; the connection ends once the 408 (if any) is out.
     finished: bool,
+    /// At least one response was sent: the connection is a keep-alive
+    /// connection whose client knows to retry on another one.
+    answered: bool,
     phase: Phase,
     phase_since: Instant,
     last_read: Instant,
@@ -47,6 +50,7 @@ impl Session {
             head_only: false,
             close_next: false,
             finished: false,
+            answered: false,
             phase: Phase::Idle,
             phase_since: now,
             last_read: now,
@@ -117,6 +121,7 @@ impl Session {
     }
 
     fn respond(&mut self, resp: Response) {
+        self.answered = true;
         let close = resp.close || self.close_next;
         let head_only = self.head_only || crate::http::response::status_has_no_body(resp.status);
         self.conn.write_head(
@@ -135,6 +140,14 @@ impl Session {
             Body::Bytes(b) => self.out.push_bytes(b),
             Body::File { file, offset, len } => self.out.push_file(file, offset, len),
         }
+    }
+
+    /// Whether a response has been sent on this connection. An idle
+    /// connection that has had one may be closed to free its worker (its
+    /// client retries elsewhere, RFC 9112 9.3.1); a fresh one has not sent
+    /// its request yet and closing it would lose that request.
+    pub fn has_answered(&self) -> bool {
+        self.answered
     }
 
     /// The connection has nothing left to do once its output is flushed.

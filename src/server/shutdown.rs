@@ -60,9 +60,4 @@ impl Shutdown {
     pub fn is_set(&self) -> bool {
         self.flag.load(Ordering::Relaxed) || (self.signals && SIGNALLED.load(Ordering::Relaxed))
     }
-
-    /// Clears the inherited signal state in a freshly forked worker.
-    pub(crate) fn reset_after_fork(&self) {
-        SIGNALLED.store(false, Ordering::SeqCst);
-    }
 }

@@ -41,8 +41,16 @@ impl TestServer {
     /// Starts the binary with exactly these arguments; the first stdout line
     /// must be the `listening on http://ADDR ...` line.
     pub fn start_args(args: &[&str]) -> TestServer {
-        let mut child = Command::new(loadlab_bin())
-            .args(args)
+        let mut cmd = Command::new(loadlab_bin());
+        cmd.args(args);
+        Self::start_command(cmd)
+    }
+
+    /// Starts a prepared command whose process prints the startup line, e.g.
+    /// `sh -c 'ulimit -n 64; exec loadlab serve ...'` (with `exec`, the pid
+    /// is the server's).
+    pub fn start_command(mut cmd: Command) -> TestServer {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -239,5 +247,86 @@ pub fn tool(name: &str) -> Command {
         || std::path::Path::new("/usr/sbin").join(name).is_file();
     assert!(found, "`{name}` is not installed; run .ci/run or install it (apt-get install curl apache2-utils nginx wrk)");
     Command::new(name)
+}
+
+/// Writes `data`, ignoring errors: a server may answer and close before it
+/// has read a request (431, 413), and the test wants that answer.
+pub fn write_ignoring_errors(stream: &mut TcpStream, data: &[u8]) {
+    let _ = stream.write_all(data);
+}
+
+/// Reads what is left on the connection until EOF or `wait` passes with
+/// nothing new. Used to prove that no further response was sent.
+pub fn read_rest(stream: &mut TcpStream, wait: Duration) -> Vec<u8> {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Polls `cond` every 20 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Child processes of `pid` (all its threads), from
+/// /proc/PID/task/TID/children.
+pub fn child_pids(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Threads of `pid`, counted in /proc/PID/task.
+pub fn thread_count(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// CPU time (user + system, in clock ticks) used by `pid` and its live
+/// children, from /proc/PID/stat fields 14 and 15.
+pub fn cpu_ticks(pid: i32) -> u64 {
+    let own = |pid: i32| -> u64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return 0;
+        };
+        // The command name (field 2) may contain spaces; fields after the
+        // closing parenthesis start at field 3.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let get = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        get(11) + get(12)
+    };
+    own(pid) + child_pids(pid).into_iter().map(own).sum::<u64>()
+}
+
+/// Open descriptors of `pid`.
+pub fn fd_count(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 pub mod fake;

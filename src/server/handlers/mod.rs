@@ -2,9 +2,11 @@
 //! its streamed body) to a response, shared by every concurrency model.
 
 mod docroot;
+pub mod files;
 mod path;
 mod static_files;
 mod synthetic;
+mod validators;
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -126,8 +128,10 @@ pub enum Action {
 #[derive(Debug)]
 pub struct App {
     pub root: StaticRoot,
-    /// Upload directory of the file service (issue: files), if enabled.
+    /// Upload directory of the file service under `/files/`, if enabled.
     pub files_dir: Option<PathBuf>,
+    /// Largest upload the file service accepts (413 above it).
+    pub max_upload: u64,
     /// Largest body `/echo` buffers in memory.
     pub max_echo: u64,
 }
@@ -141,15 +145,20 @@ impl App {
         Ok(App {
             root: StaticRoot::new(root)?,
             files_dir,
+            max_upload: files::DEFAULT_MAX_UPLOAD,
             max_echo,
         })
     }
 }
 
-/// Routes a request: synthetic routes first, then static files.
+/// Routes a request: synthetic routes first, then the file service, then
+/// static files.
 pub fn route(app: &App, head: &RequestHead) -> Action {
     let path = head.path();
     if let Some(action) = synthetic::route(app, head, path) {
+        return action;
+    }
+    if let Some(action) = files::route(app, head, path) {
         return action;
     }
     match head.method {

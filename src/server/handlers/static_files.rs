@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::validators::Validators;
+
 use bytes::Bytes;
 
 use super::docroot::EMBEDDED_FILES;
 use super::path::decode_path;
 use super::{Body, Response};
-use crate::http::date::http_date;
 use crate::http::RequestHead;
 
 /// Files up to this size are kept in memory and sent with the head in one
@@ -30,14 +31,13 @@ const CACHE_ENTRIES_MAX: usize = 4096;
 /// A file ready to serve: validators and pre-encoded headers.
 #[derive(Debug)]
 pub struct Entry {
-    etag: String,
+    validators: Validators,
     /// Content-Type, ETag and Last-Modified lines.
     headers: Bytes,
     /// Content for small files; None means open `path` and sendfile.
     content: Option<Bytes>,
     path: PathBuf,
     len: u64,
-    mtime: SystemTime,
     checked: Instant,
 }
 
@@ -123,7 +123,7 @@ impl StaticRoot {
 }
 
 fn respond(head: &RequestHead, e: &Entry) -> Response {
-    if not_modified(head, e) {
+    if e.validators.not_modified(head) {
         return Response {
             status: 304,
             headers: e.headers.clone(),
@@ -150,32 +150,14 @@ fn respond(head: &RequestHead, e: &Entry) -> Response {
     }
 }
 
-/// If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
-fn not_modified(head: &RequestHead, e: &Entry) -> bool {
-    if let Some(inm) = head.header_str("if-none-match") {
-        return inm
-            .split(',')
-            .map(str::trim)
-            .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == e.etag);
-    }
-    if let Some(ims) = head.header_str("if-modified-since") {
-        if let Ok(since) = httpdate::parse_http_date(ims) {
-            let secs = |t: SystemTime| {
-                t.duration_since(UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0)
-            };
-            return secs(e.mtime) <= secs(since);
-        }
-    }
-    false
-}
-
-fn status_for(err: &io::Error) -> u16 {
+pub(super) fn status_for(err: &io::Error) -> u16 {
     match err.kind() {
         io::ErrorKind::NotFound => 404,
         io::ErrorKind::PermissionDenied => 403,
         _ if err.raw_os_error() == Some(libc::ENOTDIR) => 404,
+        // A name longer than the filesystem allows names no file: the
+        // client's mistake, not a server error.
+        _ if err.raw_os_error() == Some(libc::ENAMETOOLONG) => 404,
         _ => 500,
     }
 }
@@ -207,24 +189,18 @@ fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
 }
 
 fn entry_for(path: PathBuf, len: u64, mtime: SystemTime) -> Entry {
-    let secs = mtime
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let etag = format!("\"{secs:x}-{len:x}\"");
+    let validators = Validators::new(mtime, len);
     let headers = format!(
-        "Content-Type: {}\r\nETag: {}\r\nLast-Modified: {}\r\n",
+        "Content-Type: {}\r\n{}",
         content_type(&path),
-        etag,
-        http_date(mtime)
+        validators.header_lines()
     );
     Entry {
-        etag,
+        validators,
         headers: Bytes::from(headers),
         content: None,
         path,
         len,
-        mtime,
         checked: Instant::now(),
     }
 }

@@ -59,6 +59,7 @@ pub fn run_loop(
     let mut accept_pending = false;
     let mut last_sweep = Instant::now();
     let mut stop_deadline: Option<Instant> = None;
+    let mut stop_started: Option<Instant> = None;
     let app: &App = &cfg.app;
 
     loop {
@@ -112,13 +113,20 @@ pub fn run_loop(
         }
         if now.duration_since(last_sweep) >= TICK {
             last_sweep = now;
-            sweep(&poll, &mut conns, app, now, stopping);
+            // Idle connections are closed once shutdown is a tick old:
+            // requests their clients sent just before it are answered
+            // (with `Connection: close`) rather than reset unread.
+            let close_idle = stop_started.is_some_and(|t| now.duration_since(t) >= TICK);
+            sweep(
+                &poll, &mut conns, app, now, stopping, close_idle, &mut again,
+            );
             accept_pending |= listener.is_some() && conns.len() < max_conns;
         }
         if stopping {
             if let Some(mut l) = listener.take() {
                 let _ = poll.registry().deregister(&mut l);
                 stop_deadline = Some(now + cfg.shutdown_grace);
+                stop_started = Some(now);
             }
             if conns.is_empty() || stop_deadline.is_some_and(|d| now >= d) {
                 return Ok(());
@@ -197,9 +205,6 @@ fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
         }
         if stopping {
             c.session.close_after_response();
-            if c.session.conn.phase() == crate::http::Phase::Idle {
-                return Drive::Close;
-            }
         }
         if !c.session.conn.wants_read() {
             return Drive::Wait;
@@ -226,20 +231,37 @@ fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
     }
 }
 
-/// Applies deadlines: 408 for partial requests, close for idle ones.
-fn sweep(poll: &Poll, conns: &mut Slab<Conn>, app: &App, now: Instant, stopping: bool) {
+/// Applies deadlines (408 for partial requests, close for idle ones) and,
+/// with `close_idle`, closes connections that stay idle while stopping.
+fn sweep(
+    poll: &Poll,
+    conns: &mut Slab<Conn>,
+    app: &App,
+    now: Instant,
+    stopping: bool,
+    close_idle: bool,
+    again: &mut Vec<usize>,
+) {
     let mut dead = Vec::new();
     for (token, c) in conns.iter_mut() {
         let expired = c.session.deadline(now).is_some_and(|d| now >= d);
-        let idle_stop = stopping
-            && c.session.conn.phase() == crate::http::Phase::Idle
-            && c.session.out.is_empty();
+        let idle = |c: &Conn| {
+            c.session.conn.phase() == crate::http::Phase::Idle && c.session.out.is_empty()
+        };
+        let idle_stop = close_idle && idle(c);
         if expired {
             c.session.on_timeout();
         }
         if expired || idle_stop {
-            if drive(c, app, stopping) == Drive::Close || idle_stop || c.session.is_done() {
-                dead.push(token);
+            // Driving first reads a request that arrived since the last
+            // wake-up, so it is answered instead of reset unread.
+            match drive(c, app, stopping) {
+                Drive::Close => dead.push(token),
+                // A response still being written (e.g. to a request
+                // just read) keeps the connection until it is out.
+                _ if expired || (idle_stop && idle(c)) => dead.push(token),
+                Drive::Again => again.push(token),
+                Drive::Wait => {}
             }
         }
     }

@@ -84,7 +84,10 @@ fn spawn_worker(
     match unsafe { fork() }? {
         ForkResult::Parent { child } => Ok(child),
         ForkResult::Child => {
-            shutdown.reset_after_fork();
+            // The signal state is inherited as it is: a worker forked after
+            // SIGTERM reached the parent must stop too. (Clearing it here
+            // lost a SIGTERM that the parent sent before the child ran, and
+            // the parent then waited out the whole grace period.)
             let limit = ConnLimit::new(1);
             let waiting = || accept::readable(listener, Duration::ZERO);
             while let Some((stream, _slot)) = accept::next(listener, &limit, shutdown) {

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# File service speed, measured with curl on loopback (issue 4):
+#   1. upload a 100 MiB file to loadlab serve (upload dir on disk, and on
+#      tmpfs to separate the cost of fsync from the rest),
+#   2. download it from loadlab serve and, in the same rounds, from nginx
+#      (generated config: one worker, sendfile on, access_log off),
+#   3. a 1 GiB upload's effect on the server's memory (VmHWM/VmRSS).
+# Downloads and uploads run as two phases (background writeback after an
+# upload would otherwise slow whichever download came next); within a phase
+# the cases alternate and the order rotates each round. Round 0 is a
+# discarded warm-up; medians, means and ratios are printed at the end.
+#
+# Environment: ROUNDS (15), SIZE_MB (100, MiB), MODEL (event-loop),
+# LOADLAB (target/release/loadlab), NGINX (/usr/sbin/nginx),
+# RSS_MODELS ("event-loop thread-pool prefork"; empty skips step 3),
+# TMPFS_DIR (/dev/shm; empty skips the tmpfs upload).
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-15}
+SIZE_MB=${SIZE_MB:-100}
+MODEL=${MODEL:-event-loop}
+LOADLAB=${LOADLAB:-target/release/loadlab}
+NGINX=${NGINX:-/usr/sbin/nginx}
+RSS_MODELS=${RSS_MODELS-event-loop thread-pool prefork}
+TMPFS_DIR=${TMPFS_DIR-/dev/shm}
+
+[ -x "$LOADLAB" ] || { echo "bench-files: $LOADLAB not built (cargo build --release)" >&2; exit 2; }
+[ -x "$NGINX" ] || { echo "bench-files: nginx not found at $NGINX" >&2; exit 2; }
+command -v curl >/dev/null || { echo "bench-files: curl is not installed" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/bench-files.XXXXXX)
+shm=""
+[ -n "$TMPFS_DIR" ] && shm=$(mktemp -d "$TMPFS_DIR/bench-files.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    rm -rf "$work"
+    [ -n "$shm" ] && rm -rf "$shm"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+
+# Starts loadlab serve; sets PORT and LAST_PID.
+start_loadlab() { # model files_dir log
+    "$LOADLAB" serve --model "$1" --addr 127.0.0.1:0 --files "$2" >"$3" 2>&1 &
+    LAST_PID=$!
+    pids+=("$LAST_PID")
+    for _ in $(seq 100); do
+        PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$3")
+        [ -n "$PORT" ] && return 0
+        sleep 0.05
+    done
+    echo "bench-files: loadlab did not start: $(cat "$3")" >&2
+    exit 1
+}
+
+size=$((SIZE_MB * 1024 * 1024))
+echo "generating a ${SIZE_MB} MiB random file"
+head -c "$size" /dev/urandom >"$work/src.bin"
+want=$(sha256sum "$work/src.bin" | cut -d' ' -f1)
+
+mkdir -p "$work/files" "$work/www" "$work/nginx"
+chmod 755 "$work/www"
+cp "$work/src.bin" "$work/files/file.bin"
+cp "$work/src.bin" "$work/www/file.bin"
+chmod 644 "$work/www/file.bin"
+
+start_loadlab "$MODEL" "$work/files" "$work/loadlab.out"
+LL=$PORT
+if [ -n "$shm" ]; then
+    start_loadlab "$MODEL" "$shm" "$work/loadlab-shm.out"
+    LLSHM=$PORT
+fi
+
+# nginx on a free loopback port: pick one, try, retry on a clash.
+nginx_started=""
+for _ in $(seq 20); do
+    NG=$((20000 + RANDOM % 40000))
+    ss -Htln "sport = :$NG" | grep -q . && continue
+    cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    server {
+        listen 127.0.0.1:$NG;
+        root $work/www;
+    }
+}
+EOF
+    "$NGINX" -c "$work/nginx/nginx.conf" -p "$work/nginx" -g 'daemon off;' 2>>"$work/nginx/stderr" &
+    ngpid=$!
+    for _ in $(seq 50); do
+        if curl -sf -o /dev/null "http://127.0.0.1:$NG/file.bin" -r 0-0; then
+            nginx_started=1
+            break
+        fi
+        kill -0 "$ngpid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -n "$nginx_started" ]; then
+        pids+=("$ngpid")
+        break
+    fi
+    kill "$ngpid" 2>/dev/null || true
+    wait "$ngpid" 2>/dev/null || true
+done
+[ -n "$nginx_started" ] || { echo "bench-files: nginx did not start: $(cat "$work/nginx/stderr" "$work/nginx/error.log" 2>/dev/null)" >&2; exit 1; }
+
+# Correctness first, outside the timings.
+for url in "http://127.0.0.1:$LL/files/file.bin" "http://127.0.0.1:$NG/file.bin"; do
+    got=$(curl -sf "$url" | sha256sum | cut -d' ' -f1)
+    [ "$got" = "$want" ] || { echo "bench-files: $url returned different bytes" >&2; exit 1; }
+done
+up_answer=$(curl -sf -T "$work/src.bin" "http://127.0.0.1:$LL/files/up.bin")
+case "$up_answer" in *"$want"*) ;; *) echo "bench-files: upload digest mismatch: $up_answer" >&2; exit 1 ;; esac
+
+# One timed transfer; prints seconds.
+t_up() { curl -sf -o /dev/null -T "$work/src.bin" -w '%{time_total}\n' "$1"; }
+t_down() { curl -sf -o /dev/null -w '%{time_total}\n' "$1"; }
+
+declare -A runs=()
+downloads=(down_loadlab down_nginx)
+uploads=(up_disk)
+[ -n "$shm" ] && uploads+=(up_tmpfs)
+cases=("${downloads[@]}" "${uploads[@]}")
+run_case() {
+    case "$1" in
+        up_disk) t_up "http://127.0.0.1:$LL/files/up.bin" ;;
+        up_tmpfs) t_up "http://127.0.0.1:$LLSHM/files/up.bin" ;;
+        down_loadlab) t_down "http://127.0.0.1:$LL/files/file.bin" ;;
+        down_nginx) t_down "http://127.0.0.1:$NG/file.bin" ;;
+    esac
+}
+phase() { # case...
+    local n=$# r i c t
+    local list=("$@")
+    for r in $(seq 0 "$ROUNDS"); do
+        for i in $(seq 0 $((n - 1))); do
+            c=${list[$(((i + r) % n))]}
+            t=$(run_case "$c")
+            [ "$r" -gt 0 ] && runs[$c]="${runs[$c]:-} $t"
+        done
+    done
+}
+echo "running $ROUNDS rounds (+1 warm-up) of: ${downloads[*]}, then of: ${uploads[*]}"
+phase "${downloads[@]}"
+sync
+phase "${uploads[@]}"
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mean() { tr ' ' '\n' | grep . | awk '{s+=$1} END {print s/NR}'; }
+mbps() { awk -v s="$size" -v t="$1" 'BEGIN {printf "%.0f", s / t / 1e6}'; }
+
+echo
+echo "machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1), kernel $(uname -r)"
+echo "file: $size bytes; loadlab model: $MODEL; rounds: $ROUNDS; MB = 10^6 bytes"
+printf '%-14s %10s %12s %10s %10s %10s\n' case "median s" "median MB/s" "mean s" "min s" "max s"
+declare -A med=() avg=()
+for c in "${cases[@]}"; do
+    m=$(echo "${runs[$c]}" | median)
+    med[$c]=$m
+    avg[$c]=$(echo "${runs[$c]}" | mean)
+    mn=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | head -1)
+    mx=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
+    printf '%-14s %10.4f %12s %10.4f %10.4f %10.4f\n' "$c" "$m" "$(mbps "$m")" "${avg[$c]}" "$mn" "$mx"
+done
+ratio=$(awk -v a="${med[down_loadlab]}" -v b="${med[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
+ratio_mean=$(awk -v a="${avg[down_loadlab]}" -v b="${avg[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
+echo "download loadlab / nginx throughput: $ratio (medians), $ratio_mean (means); target >= 0.95"
+echo "upload to disk: $(mbps "${med[up_disk]}") MB/s (target >= 1000)"
+[ -n "$shm" ] && echo "upload to tmpfs: $(mbps "${med[up_tmpfs]}") MB/s"
+
+# Memory during a 1 GiB upload: the body is streamed, so the peak RSS of
+# the server's processes must not move by more than a few MiB.
+tree_kib() { # pid field -> sum of the field over the process and its children
+    local total=0 p
+    for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        v=$(awk -v f="$2:" '$1 == f {print $2}' /proc/"$p"/status 2>/dev/null || true)
+        total=$((total + ${v:-0}))
+    done
+    echo "$total"
+}
+if [ -n "$RSS_MODELS" ]; then
+    truncate -s 1G "$work/zero.bin"
+    echo
+    echo "1 GiB upload (Content-Length, upload dir on disk), server memory in KiB (all processes):"
+    printf '%-16s %10s %10s %10s %10s %10s\n' model "HWM before" "HWM after" "HWM delta" "RSS after" "upload s"
+    for m in $RSS_MODELS; do
+        mkdir -p "$work/rss-$m"
+        start_loadlab "$m" "$work/rss-$m" "$work/rss-$m.out"
+        pid=$LAST_PID
+        curl -sf -o /dev/null "http://127.0.0.1:$PORT/files/"     # touch every code path once
+        curl -sf -o /dev/null -T "$work/src.bin" "http://127.0.0.1:$PORT/files/warm.bin"
+        before=$(tree_kib "$pid" VmHWM)
+        t=$(curl -sf -o /dev/null -T "$work/zero.bin" -w '%{time_total}' "http://127.0.0.1:$PORT/files/big.bin")
+        after=$(tree_kib "$pid" VmHWM)
+        rss=$(tree_kib "$pid" VmRSS)
+        printf '%-16s %10s %10s %10s %10s %10s\n' "$m" "$before" "$after" "$((after - before))" "$rss" "$t"
+        kill "$pid"
+        wait "$pid" 2>/dev/null || true
+        rm -rf "$work/rss-$m"
+    done
+fi

@@ -1,0 +1,30 @@
+//! `loadlab report DIR`: re-render a results directory's summaries,
+//! charts and index.html from its raw.csv.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::values::UsageError;
+use crate::report;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results directory holding raw.csv (and machine.json), as written by
+    /// `loadlab sweep --out DIR`.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+    // A directory that cannot be read is the caller's mistake (exit 2); a
+    // file that cannot be written is a failure at run time (exit 1).
+    let inputs = report::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;
+    let out = report::render(&args.dir, &inputs)?;
+    println!(
+        "report: {} ({} files written)",
+        out.index_html.display(),
+        out.files.len()
+    );
+    Ok(())
+}

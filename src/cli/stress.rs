@@ -1,0 +1,234 @@
+//! `loadlab stress`: flags -> StressConfig -> run the matrix with a
+//! progress bar -> table on stdout, CSV/JSON/Markdown in `--out`.
+//!
+//! List flags are taken as text and parsed here, so every bad value is
+//! one line naming the flag (exit 2).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::values::{parse_duration, parse_size, UsageError};
+use crate::server::Model;
+use crate::stress::{
+    self, client::Endpoint, Cell, Matrix, Observer, Op, Row, StressConfig, Target,
+};
+
+/// Most clients or server workers one cell may ask for: each client is a
+/// thread, each prefork worker a process.
+const MAX_POOL: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Preset {
+    /// Experiment E2: 108 cells (2 ops x 3 sizes x 3 client pools x 3
+    /// server pools x 2 models).
+    E2,
+}
+
+#[derive(Args, Debug)]
+pub struct StressArgs {
+    /// Operations, comma-separated: upload, download.
+    #[arg(long, value_name = "LIST")]
+    pub ops: Option<String>,
+    /// File sizes, comma-separated (e.g. 10M,50M,100M).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Concurrent clients per cell, comma-separated (e.g. 1,5,50).
+    #[arg(long, value_name = "LIST")]
+    pub clients: Option<String>,
+    /// Server workers, comma-separated (thread-pool threads, prefork
+    /// processes; 0 = a thread pool that grows).
+    #[arg(long, value_name = "LIST")]
+    pub server_workers: Option<String>,
+    /// Server models, comma-separated (e.g. thread-pool,prefork).
+    #[arg(long, value_name = "LIST")]
+    pub models: Option<String>,
+    /// Use a running server with the same /files/ API instead of starting
+    /// loadlab serve (e.g. http://127.0.0.1:8080 or .../files/).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Longest time one client may take for one transfer, waiting for a
+    /// free server worker included.
+    #[arg(long, default_value = "10m")]
+    pub timeout: String,
+    /// Directory for stress.csv, stress.json and stress.md.
+    #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Start from a reference matrix; other flags override its lists.
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+    /// A small version of the matrix (sizes 1M,10M; clients 1,10;
+    /// workers 1,4) for a first look in seconds.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+impl StressArgs {
+    /// Second stage: every value checked, the matrix built.
+    pub fn into_config(self) -> Result<StressConfig, UsageError> {
+        let mut m = if self.quick {
+            Matrix::quick()
+        } else {
+            match self.preset {
+                Some(Preset::E2) | None => Matrix::e2(),
+            }
+        };
+        if let Some(v) = &self.ops {
+            m.ops = list("--ops", v, |s| s.parse::<Op>())?;
+        }
+        if let Some(v) = &self.sizes {
+            m.sizes = list("--sizes", v, |s| match parse_size(s)? {
+                0 => Err("sizes must be at least 1 byte".to_string()),
+                n => Ok(n),
+            })?;
+        }
+        if let Some(v) = &self.clients {
+            m.clients = list("--clients", v, |s| pool(s, 1))?;
+        }
+        let external = self.url.is_some();
+        if external && (self.server_workers.is_some() || self.models.is_some()) {
+            return Err(UsageError(
+                "--server-workers and --models apply to servers stress starts; drop them with --url"
+                    .into(),
+            ));
+        }
+        if let Some(v) = &self.server_workers {
+            m.server_workers = list("--server-workers", v, |s| pool(s, 0))?;
+        }
+        if let Some(v) = &self.models {
+            m.models = list("--models", v, |s| s.parse::<Model>())?;
+        }
+        for &model in &m.models {
+            if matches!(model, Model::Prefork | Model::Reactors) && m.server_workers.contains(&0) {
+                return Err(UsageError(format!(
+                    "--server-workers 0 is only meaningful for thread-pool, not {model}"
+                )));
+            }
+        }
+        let timeout =
+            parse_duration(&self.timeout).map_err(|e| UsageError(format!("--timeout: {e}")))?;
+        if timeout.is_zero() {
+            return Err(UsageError("--timeout must be greater than 0".into()));
+        }
+        let target = match self.url {
+            None => Target::Spawn,
+            Some(url) => {
+                let endpoint = Endpoint::parse(&url).map_err(UsageError)?;
+                Target::Url { url, endpoint }
+            }
+        };
+        Ok(StressConfig {
+            matrix: m,
+            target,
+            timeout,
+        })
+    }
+}
+
+/// Parses a comma-separated, non-empty list.
+fn list<T, E: std::fmt::Display>(
+    flag: &str,
+    v: &str,
+    parse: impl Fn(&str) -> Result<T, E>,
+) -> Result<Vec<T>, UsageError> {
+    let items: Vec<&str> = v.split(',').map(str::trim).collect();
+    if items.iter().any(|s| s.is_empty()) {
+        return Err(UsageError(format!("{flag}: empty item in '{v}'")));
+    }
+    items
+        .into_iter()
+        .map(|s| parse(s).map_err(|e| UsageError(format!("{flag}: {e}"))))
+        .collect()
+}
+
+fn pool(s: &str, min: usize) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (min..=MAX_POOL).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a number from {min} to {MAX_POOL}")),
+    }
+}
+
+/// Progress on stderr when it is a terminal; silent otherwise.
+struct Progress(ProgressBar);
+
+impl Progress {
+    fn new() -> Progress {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(0), target);
+        if let Ok(style) =
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Progress(bar)
+    }
+}
+
+impl Observer for Progress {
+    fn begin(&self, cells: usize) {
+        self.0.set_length(cells as u64);
+    }
+    fn cell_started(&self, cell: &Cell) {
+        self.0.set_message(cell.to_string());
+    }
+    fn cell_done(&self, row: &Row) {
+        if row.failed > 0 {
+            self.0.println(format!(
+                "{} {} x{}: {} failed: {}",
+                row.op,
+                stress::output::size_label(row.size),
+                row.clients,
+                row.failed,
+                row.error
+            ));
+        }
+        self.0.inc(1);
+    }
+    fn note(&self, msg: &str) {
+        self.0.set_message(msg.to_string());
+    }
+}
+
+pub fn run(args: StressArgs) -> anyhow::Result<()> {
+    let out_dir = args.out.clone();
+    let cfg = args.into_config()?;
+    let progress = Progress::new();
+    let report = stress::run(&cfg, &progress)?;
+    progress.0.finish_and_clear();
+    let files = stress::output::write_files(&out_dir, &report)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(stress::output::table(&report.rows).as_bytes())?;
+    writeln!(
+        out,
+        "\n{} transfers, {} failed; temporary files left: {}; scratch removed: {}",
+        report.transfers(),
+        report.failures(),
+        report.leftover_temp_files,
+        if report.scratch_removed { "yes" } else { "no" }
+    )?;
+    for n in &report.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    writeln!(out, "wrote {}", names.join(", "))?;
+    out.flush()?;
+    if report.failures() > 0 {
+        anyhow::bail!(
+            "stress: {} of {} transfers failed",
+            report.failures(),
+            report.transfers()
+        );
+    }
+    if !report.clean() {
+        anyhow::bail!("stress: the run left files behind (see notes)");
+    }
+    Ok(())
+}

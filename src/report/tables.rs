@@ -1,0 +1,314 @@
+//! The report's tables, built from the summary: machine, one summary table
+//! per experiment, repeat windows (E4), and the failed runs. The same
+//! tables go to summary.md and index.html.
+
+use super::num::{fixed, mean_sd, mib};
+use super::summary::{self, ConfigKey, FailedRun, Group, Summary, SummaryRow, Varies, WINDOWS};
+use super::table::{Align, Table};
+use crate::lab::raw::Machine;
+
+use Align::{Left, Right};
+
+pub fn machine(m: Option<&Machine>) -> Table {
+    let mut t = Table::new("machine", "Machine", &[("property", Left), ("value", Left)]);
+    match m {
+        Some(m) => {
+            for (k, v) in [
+                ("CPU", m.cpu_model.clone()),
+                ("cores", m.cores.to_string()),
+                ("memory (GiB)", fixed(m.memory_gib, 1)),
+                ("kernel", m.kernel.clone()),
+                ("hostname", m.hostname.clone()),
+                ("loadlab", m.loadlab_version.clone()),
+            ] {
+                t.push(vec![k.into(), v]);
+            }
+        }
+        None => t.note = Some("machine.json was not found: the machine is not recorded.".into()),
+    }
+    t
+}
+
+/// Identifier-safe form of a name from the data (experiment, path).
+pub fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches(|c| c == '-' || c == '.').to_string();
+    if s.is_empty() {
+        "x".into()
+    } else {
+        s
+    }
+}
+
+pub fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn cpus(n: u64) -> String {
+    if n == 0 {
+        "all".into()
+    } else {
+        n.to_string()
+    }
+}
+
+/// The key columns a table needs: target and concurrency always, the
+/// others only when they vary; the fixed ones are named in the note.
+pub struct KeyCols {
+    v: Varies,
+}
+
+impl KeyCols {
+    pub fn new<'a>(keys: impl IntoIterator<Item = &'a ConfigKey>) -> KeyCols {
+        KeyCols {
+            v: Varies::of(keys),
+        }
+    }
+
+    pub fn headers(&self) -> Vec<(&'static str, Align)> {
+        let mut h = vec![("target", Left)];
+        if self.v.path {
+            h.push(("path", Left));
+        }
+        if self.v.keepalive {
+            h.push(("keep-alive", Left));
+        }
+        if self.v.workers {
+            h.push(("workers", Right));
+        }
+        if self.v.cpus {
+            h.push(("cpus", Right));
+        }
+        h.push(("c", Right));
+        h
+    }
+
+    pub fn cells(&self, k: &ConfigKey) -> Vec<String> {
+        let mut c = vec![k.target.clone()];
+        if self.v.path {
+            c.push(k.path.clone());
+        }
+        if self.v.keepalive {
+            c.push(on_off(k.keepalive).into());
+        }
+        if self.v.workers {
+            c.push(k.workers.to_string());
+        }
+        if self.v.cpus {
+            c.push(cpus(k.cpus));
+        }
+        c.push(k.concurrency.to_string());
+        c
+    }
+
+    /// "path /500B.html, keep-alive off, ..." for the dimensions that do
+    /// not vary, taken from any one key.
+    pub fn fixed_note(&self, k: &ConfigKey) -> String {
+        let mut parts = Vec::new();
+        if !self.v.path {
+            parts.push(format!("path {}", k.path));
+        }
+        if !self.v.keepalive {
+            parts.push(format!("keep-alive {}", on_off(k.keepalive)));
+        }
+        if !self.v.workers {
+            parts.push(format!("workers {}", k.workers));
+        }
+        if !self.v.cpus {
+            parts.push(format!("cpus {}", cpus(k.cpus)));
+        }
+        parts.join(", ")
+    }
+}
+
+/// The configurations of one experiment with their summary rows (the two
+/// lists are built in the same order).
+pub fn of_experiment<'a>(s: &'a Summary, experiment: &str) -> Vec<(&'a Group, &'a SummaryRow)> {
+    s.groups
+        .iter()
+        .zip(&s.rows)
+        .filter(|(g, _)| g.key.experiment == experiment)
+        .collect()
+}
+
+/// One row per configuration of `experiment`: mean ± sd over repeats.
+pub fn experiment_summary(s: &Summary, experiment: &str) -> Option<Table> {
+    let pairs = of_experiment(s, experiment);
+    let first = &pairs.first()?.0.key;
+    let kc = KeyCols::new(pairs.iter().map(|(g, _)| &g.key));
+    let mut cols = kc.headers();
+    cols.extend([
+        ("runs", Right),
+        ("requests/s", Right),
+        ("time/request (ms)", Right),
+        ("time/request, all (ms)", Right),
+        ("p50 (ms)", Right),
+        ("p99 (ms)", Right),
+        ("failed", Right),
+        ("non-2xx", Right),
+        ("server CPU %", Right),
+        ("server RSS (MiB)", Right),
+        ("client CPU %", Right),
+    ]);
+    let mut t = Table::new(
+        &format!("summary-{}", slug(experiment)),
+        &format!("{experiment}: summary"),
+        &cols,
+    );
+    let fixed_dims = kc.fixed_note(first);
+    t.note = Some(format!(
+        "Mean ± sd over the measured runs (warm-up and failed runs left out); failed and non-2xx are totals.{}{}",
+        if fixed_dims.is_empty() { "" } else { " Fixed: " },
+        fixed_dims
+    ));
+    for (g, r) in &pairs {
+        let n = r.runs;
+        // No RSS means the target was not ours to watch (url:), so its CPU
+        // is unknown too, not zero.
+        let watched = r.server_rss_peak_kb_mean > 0.0;
+        let mut c = kc.cells(&g.key);
+        c.extend([
+            n.to_string(),
+            mean_sd(r.requests_per_second_mean, r.requests_per_second_sd, n, 1),
+            mean_sd(r.time_per_request_ms_mean, r.time_per_request_ms_sd, n, 3),
+            mean_sd(
+                r.time_per_request_all_ms_mean,
+                r.time_per_request_all_ms_sd,
+                n,
+                3,
+            ),
+            mean_sd(r.p50_ms_mean, r.p50_ms_sd, n, 3),
+            mean_sd(r.p99_ms_mean, r.p99_ms_sd, n, 3),
+            r.failed.to_string(),
+            r.non_2xx.to_string(),
+            if watched {
+                mean_sd(r.server_cpu_pct_mean, r.server_cpu_pct_sd, n, 1)
+            } else {
+                "n/a".into()
+            },
+            if watched {
+                mib(r.server_rss_peak_kb_mean)
+            } else {
+                "n/a".into()
+            },
+            fixed(r.client_cpu_pct_mean, 1),
+        ]);
+        t.push(c);
+    }
+    Some(t)
+}
+
+/// Each repeat's time per request and the E4 window means, for
+/// experiments where some configuration has at least one full window.
+pub fn windows(s: &Summary, experiment: &str) -> Option<Table> {
+    let pairs = of_experiment(s, experiment);
+    if !pairs.iter().any(|(_, r)| r.window_1_3_ms.is_some()) {
+        return None;
+    }
+    let max_repeat = pairs
+        .iter()
+        .flat_map(|(g, _)| g.runs.iter().map(|r| r.repeat))
+        .max()
+        .unwrap_or(0)
+        .min(50);
+    let kc = KeyCols::new(pairs.iter().map(|(g, _)| &g.key));
+    let run_names: Vec<String> = (1..=max_repeat).map(|i| format!("run {i}")).collect();
+    let win_names: Vec<String> = WINDOWS
+        .iter()
+        .map(|(a, b)| format!("mean {a}-{b}"))
+        .collect();
+    let mut cols = kc.headers();
+    cols.extend(run_names.iter().map(|n| (n.as_str(), Right)));
+    cols.extend(win_names.iter().map(|n| (n.as_str(), Right)));
+    let mut t = Table::new(
+        &format!("windows-{}", slug(experiment)),
+        &format!("{experiment}: time per request (ms) by run, and windows"),
+        &cols,
+    );
+    let fixed_dims = pairs
+        .first()
+        .map(|(g, _)| kc.fixed_note(&g.key))
+        .unwrap_or_default();
+    t.note =
+        Some(format!(
+        "The first run pays for warm-up, so the mean of runs 1-3 is set beside 2-4 and 3-5.{}{}",
+        if fixed_dims.is_empty() { "" } else { " Fixed: " },
+        fixed_dims
+    ));
+    for (g, r) in &pairs {
+        let mut c = kc.cells(&g.key);
+        for rep in 1..=max_repeat {
+            let v: Vec<f64> = g
+                .runs
+                .iter()
+                .filter(|x| x.repeat == rep)
+                .map(|x| x.time_per_request_ms)
+                .collect();
+            c.push(if v.is_empty() {
+                "–".into()
+            } else {
+                fixed(summary::mean_sd(&v).0, 3)
+            });
+        }
+        for w in [r.window_1_3_ms, r.window_2_4_ms, r.window_3_5_ms] {
+            c.push(w.map_or_else(|| "–".into(), |v| fixed(v, 3)));
+        }
+        t.push(c);
+    }
+    Some(t)
+}
+
+/// Every run that could not be made, warm-up or not.
+pub fn failed_runs(failed: &[FailedRun]) -> Table {
+    let mut t = Table::new(
+        "failed-runs",
+        "Failed runs",
+        &[
+            ("run", Right),
+            ("experiment", Left),
+            ("target", Left),
+            ("workers", Right),
+            ("cpus", Right),
+            ("path", Left),
+            ("keep-alive", Left),
+            ("c", Right),
+            ("repeat", Right),
+            ("warm-up", Left),
+            ("error", Left),
+        ],
+    );
+    t.note = Some(if failed.is_empty() {
+        "No run failed.".into()
+    } else {
+        "Runs that could not be made; they are not in any mean above.".into()
+    });
+    for f in failed {
+        t.push(vec![
+            f.run_id.to_string(),
+            f.experiment.clone(),
+            f.target.clone(),
+            f.workers.to_string(),
+            cpus(f.cpus),
+            f.path.clone(),
+            on_off(f.keepalive).into(),
+            f.concurrency.to_string(),
+            f.repeat.to_string(),
+            if f.warmup { "yes" } else { "no" }.into(),
+            f.error.clone(),
+        ]);
+    }
+    t
+}

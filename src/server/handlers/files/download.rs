@@ -1,0 +1,113 @@
+//! GET and HEAD of one file: validators, 304, a single byte range (206 or
+//! 416), the body sent with sendfile; `?sha256` answers the digest instead.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::range::{self, ByteRange};
+use super::{hex, io_status, json, query_param, FileDigest};
+use crate::http::{Method, RequestHead};
+use crate::server::handlers::static_files::content_type;
+use crate::server::handlers::validators::Validators;
+use crate::server::handlers::{Body, Response};
+
+/// Read size when hashing a file for `?sha256`: large enough for few
+/// syscalls, fixed so memory does not grow with the file.
+const DIGEST_BUF: usize = 256 * 1024;
+
+pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
+    let path = dir.join(name);
+    let (file, meta) = match open_regular(&path) {
+        Ok(fm) => fm,
+        Err(status) => return Response::error(status),
+    };
+    if query_param(head, "sha256").is_some() {
+        return digest(name, file);
+    }
+    let len = meta.len();
+    let v = Validators::for_file(&meta);
+    let headers = format!(
+        "Content-Type: {}\r\nAccept-Ranges: bytes\r\n{}",
+        content_type(&path),
+        v.header_lines()
+    );
+    let base = |status| {
+        let mut r = Response::new(status);
+        r.headers = headers.clone().into();
+        r
+    };
+    if v.not_modified(head) {
+        return base(304);
+    }
+    // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
+    // whole representation.
+    let wanted = if head.method == Method::Get && v.if_range_holds(head) {
+        range::parse(head.header_str("range"), len)
+    } else {
+        ByteRange::Whole
+    };
+    match wanted {
+        ByteRange::Whole => base(200).body(Body::File {
+            file,
+            offset: 0,
+            len,
+        }),
+        ByteRange::Part { start, end } => base(206)
+            .header("Content-Range", &format!("bytes {start}-{end}/{len}"))
+            .body(Body::File {
+                file,
+                offset: start,
+                len: end - start + 1,
+            }),
+        ByteRange::Unsatisfiable => {
+            Response::error(416).header("Content-Range", &format!("bytes */{len}"))
+        }
+    }
+}
+
+/// Opens a regular file without following a symlink and without blocking
+/// on a FIFO; validators come from the open descriptor, so they describe
+/// exactly the bytes that will be sent even if the name is replaced.
+pub(super) fn open_regular(path: &Path) -> Result<(File, Metadata), u16> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io_status(&e))?;
+    let meta = file.metadata().map_err(|e| io_status(&e))?;
+    if !meta.is_file() {
+        return Err(404);
+    }
+    Ok((file, meta))
+}
+
+fn digest(name: &str, mut file: File) -> Response {
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; DIGEST_BUF];
+    let mut read = 0u64;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                read += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Response::error(io_status(&e)),
+        }
+    }
+    // Files are never modified in place (uploads rename a new file over
+    // the name), so what was read from this descriptor is one version.
+    json(
+        200,
+        &FileDigest {
+            name,
+            size: read,
+            sha256: hex(&hasher.finalize()),
+        },
+    )
+}

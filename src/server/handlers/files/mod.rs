@@ -1,0 +1,162 @@
+//! The file service under `/files/`: list, upload (PUT/POST), download
+//! (GET/HEAD with ranges), digest (`?sha256`) and delete, confined to one
+//! directory. Names are checked before any filesystem call; uploads go to a
+//! temporary file in the same directory and are renamed into place, so a
+//! reader never sees a partial file and an aborted upload leaves nothing.
+
+mod delete;
+mod download;
+mod listing;
+pub mod name;
+mod range;
+mod rfc3339;
+mod upload;
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use super::{Action, App, Body, Response};
+use crate::http::{Method, RequestHead};
+
+/// Upload limit when `--max-upload` is not given.
+pub const DEFAULT_MAX_UPLOAD: u64 = 1 << 30;
+/// Prefix of in-progress uploads; the leading dot keeps them out of
+/// listings and out of reach of any request (names may not start with '.').
+pub const TEMP_PREFIX: &str = ".upload-";
+
+/// Routes `/files`, `/files/` and `/files/NAME`; None for other paths.
+pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
+    let dir = app.files_dir.as_deref()?;
+    let rest = path.strip_prefix("/files")?;
+    let raw_name = match rest {
+        "" | "/" => return Some(Action::Respond(collection(dir, head))),
+        r => r.strip_prefix('/')?,
+    };
+    let name = match name::parse(raw_name) {
+        Ok(n) => n,
+        Err(e) => {
+            return Some(Action::Respond(Response::text(
+                400,
+                &format!("400 Bad Request: {e}"),
+            )))
+        }
+    };
+    Some(match head.method {
+        Method::Get | Method::Head => Action::Respond(download::get(dir, &name, head)),
+        Method::Put | Method::Post => {
+            Action::ReadBody(Box::new(upload::Upload::new(dir, name, app.max_upload)))
+        }
+        Method::Delete => Action::Respond(delete::delete(dir, &name)),
+        _ => Action::Respond(Response::error(405).header("Allow", "GET, HEAD, PUT, POST, DELETE")),
+    })
+}
+
+fn collection(dir: &Path, head: &RequestHead) -> Response {
+    match head.method {
+        Method::Get | Method::Head => listing::list(dir, head),
+        _ => Response::error(405).header("Allow", "GET, HEAD"),
+    }
+}
+
+/// Resolves the upload directory: the one given (created if missing), or
+/// `loadlab/files` under the user's data directory, or under the temporary
+/// directory when there is no home.
+pub fn resolve_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let explicit = given.is_some();
+    let dir = given.unwrap_or_else(default_dir);
+    let made = std::fs::create_dir_all(&dir).and_then(|_| std::fs::canonicalize(&dir));
+    match made {
+        Ok(d) if d.is_dir() => Ok(d),
+        Ok(d) => anyhow::bail!("--files {}: not a directory", d.display()),
+        Err(e) if explicit => anyhow::bail!("--files {}: {e}", dir.display()),
+        Err(_) => {
+            let fallback = std::env::temp_dir().join("loadlab-files");
+            std::fs::create_dir_all(&fallback)?;
+            Ok(std::fs::canonicalize(fallback)?)
+        }
+    }
+}
+
+fn default_dir() -> PathBuf {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    data.join("loadlab").join("files")
+}
+
+/// What uploads and `?sha256` answer.
+#[derive(Debug, Serialize)]
+struct FileDigest<'a> {
+    name: &'a str,
+    size: u64,
+    sha256: String,
+}
+
+/// A JSON response; serialising our own plain structs cannot fail, but a
+/// failure would still be an answer (500), not a panic.
+fn json(status: u16, value: &impl Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(mut body) => {
+            body.push(b'\n');
+            Response::new(status)
+                .header("Content-Type", "application/json")
+                .body(Body::Bytes(Bytes::from(body)))
+        }
+        Err(_) => Response::error(500),
+    }
+}
+
+/// The value of `key` in a query string: Some("") for a bare `key`.
+fn query_param<'a>(head: &'a RequestHead, key: &str) -> Option<&'a str> {
+    head.query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == key).then_some(v)
+    })
+}
+
+/// The request path of a file: `/files/` and the name percent-encoded
+/// except for unreserved characters.
+fn href(name: &str) -> String {
+    use std::fmt::Write;
+    name.bytes().fold(String::from("/files/"), |mut s, b| {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            let _ = write!(s, "%{b:02X}");
+        }
+        s
+    })
+}
+
+/// Lowercase hex of a digest.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// The status for a failed filesystem call: a full disk is 507 (the
+/// client may retry elsewhere), everything unexpected 500.
+fn io_status(err: &std::io::Error) -> u16 {
+    match err.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => 507,
+        Some(libc::EISDIR) | Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => 409,
+        // O_NOFOLLOW met a symlink: not a file this service serves.
+        Some(libc::ELOOP) => 404,
+        _ => match err.kind() {
+            std::io::ErrorKind::NotFound => 404,
+            std::io::ErrorKind::PermissionDenied => 403,
+            _ => 500,
+        },
+    }
+}

@@ -1,0 +1,195 @@
+//! PUT/POST of one file: the body streams into a temporary file in the
+//! upload directory while its SHA-256 is computed; at the end the file is
+//! fsynced and renamed over the name. Memory stays constant whatever the
+//! size: each chunk is written and hashed straight from the read buffer.
+//!
+//! The temporary file is a `NamedTempFile`: dropping the sink without
+//! `finish` (client gone, bad framing, timeout, 413, ENOSPC) unlinks it, so
+//! an aborted upload leaves nothing behind.
+
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tempfile::NamedTempFile;
+
+use super::{hex, href, io_status, json, FileDigest, TEMP_PREFIX};
+use crate::server::handlers::{BodySink, Response};
+
+/// After this many new bytes the kernel is asked to start writing them
+/// back, so the final fsync finds most of the file already on disk instead
+/// of flushing all of it while the client waits.
+const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
+/// Body chunks are as large as whatever one socket read returned, often a
+/// few KiB; they are gathered into writes of this size, since a write
+/// syscall per small chunk costs more than the copy into this buffer.
+const WRITE_BUF: usize = 256 * 1024;
+
+pub struct Upload {
+    dir: PathBuf,
+    name: String,
+    max: u64,
+    /// Created on the first byte (or at the end of an empty body), so a
+    /// request refused before its body is read never touches the disk.
+    tmp: Option<NamedTempFile>,
+    /// Bytes received but not yet written (fixed capacity, allocated with
+    /// the temporary file).
+    pending: Vec<u8>,
+    hasher: Sha256,
+    size: u64,
+    /// Bytes written to the file so far (`size` minus `pending`).
+    written: u64,
+    /// Offset up to which writeback has been started.
+    writeback_from: u64,
+}
+
+impl Upload {
+    pub fn new(dir: &Path, name: String, max: u64) -> Self {
+        Upload {
+            dir: dir.to_path_buf(),
+            name,
+            max,
+            tmp: None,
+            pending: Vec::new(),
+            hasher: Sha256::new(),
+            size: 0,
+            written: 0,
+            writeback_from: 0,
+        }
+    }
+
+    fn file(&mut self) -> Result<&mut NamedTempFile, Response> {
+        if self.tmp.is_none() {
+            let tmp = tempfile::Builder::new()
+                .prefix(TEMP_PREFIX)
+                .suffix(".tmp")
+                .tempfile_in(&self.dir)
+                .map_err(|e| failure(&e))?;
+            self.tmp = Some(tmp);
+            self.pending = Vec::with_capacity(WRITE_BUF);
+        }
+        self.tmp.as_mut().ok_or_else(|| Response::error(500))
+    }
+
+    /// Makes the file durable and moves it into place. Returns whether the
+    /// name is new (201) or replaced an older file (200).
+    fn commit(&mut self) -> Result<bool, Response> {
+        self.file()?;
+        self.flush()?;
+        let tmp = self.tmp.take().ok_or_else(|| Response::error(500))?;
+        let f = tmp.as_file();
+        // tempfile creates 0600; an uploaded file is as readable as any
+        // other file the service serves.
+        f.set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| failure(&e))?;
+        f.sync_data().map_err(|e| failure(&e))?;
+        let target = self.dir.join(&self.name);
+        // Rename without replacing first: that tells new from replaced
+        // atomically, even with concurrent uploads of the same name.
+        let created = match tmp.persist_noclobber(&target) {
+            Ok(_) => true,
+            Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+                e.file.persist(&target).map_err(|e| failure(&e.error))?;
+                false
+            }
+            Err(e) => return Err(failure(&e.error)),
+        };
+        // The rename is durable once the directory is synced. The file is
+        // already in place, so a failure here is not the client's to see.
+        if let Ok(d) = std::fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(created)
+    }
+
+    /// Writes the gathered bytes.
+    fn flush(&mut self) -> Result<(), Response> {
+        let pending = std::mem::take(&mut self.pending);
+        let r = self.write(&pending);
+        self.pending = pending;
+        self.pending.clear();
+        r
+    }
+
+    /// Writes to the temporary file, starting writeback every
+    /// WRITEBACK_STEP bytes.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Response> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let tmp = self.file()?;
+        tmp.as_file_mut()
+            .write_all(bytes)
+            .map_err(|e| failure(&e))?;
+        let fd = tmp.as_file().as_raw_fd();
+        self.written += bytes.len() as u64;
+        if self.written - self.writeback_from >= WRITEBACK_STEP {
+            start_writeback(fd, self.writeback_from, self.written - self.writeback_from);
+            self.writeback_from = self.written;
+        }
+        Ok(())
+    }
+}
+
+impl BodySink for Upload {
+    fn max_body(&self) -> u64 {
+        self.max
+    }
+
+    fn data(&mut self, chunk: &[u8]) -> Result<(), Response> {
+        self.file()?;
+        self.hasher.update(chunk);
+        self.size += chunk.len() as u64;
+        if self.pending.len() + chunk.len() > WRITE_BUF {
+            self.flush()?;
+        }
+        if chunk.len() >= WRITE_BUF {
+            self.write(chunk)
+        } else {
+            self.pending.extend_from_slice(chunk);
+            Ok(())
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Response {
+        match self.commit() {
+            Ok(created) => {
+                let digest = FileDigest {
+                    name: &self.name,
+                    size: self.size,
+                    sha256: hex(&std::mem::take(&mut self.hasher).finalize()),
+                };
+                json(if created { 201 } else { 200 }, &digest).header("Location", &href(&self.name))
+            }
+            Err(resp) => resp,
+        }
+    }
+}
+
+/// Starts asynchronous writeback of a byte range (no waiting). Only a hint:
+/// if it fails, the fsync at the end still does all the work.
+fn start_writeback(fd: i32, offset: u64, len: u64) {
+    // SAFETY: sync_file_range only reads its integer arguments; `fd` is the
+    // open temporary file owned by the caller for the duration of the call.
+    unsafe {
+        libc::sync_file_range(
+            fd,
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        );
+    }
+}
+
+/// The response for a failed write, sync or rename. The temporary file is
+/// removed when the sink is dropped, which follows at once.
+fn failure(err: &std::io::Error) -> Response {
+    match io_status(err) {
+        // The directory vanished or a path component went away: not a
+        // missing resource the client asked about.
+        404 => Response::error(500),
+        s => Response::error(s),
+    }
+}

@@ -1,0 +1,19 @@
+//! `loadlab stress`: experiment E2's file-transfer matrix. Pools of
+//! concurrent clients upload and download their own random files through
+//! the `/files/` API of a server (one stress starts per model and worker
+//! count, or one at `--url`); every transfer is verified by SHA-256 and
+//! each cell becomes one row of a table, CSV, JSON and Markdown.
+//!
+//! matrix (what to run) -> runner (timed cells, using client, content and
+//! target) -> output (rendering only).
+
+pub mod client;
+pub mod content;
+pub mod matrix;
+pub mod output;
+pub mod runner;
+pub mod target;
+
+pub use matrix::{Cell, Matrix, Op};
+pub use output::{Report, Row};
+pub use runner::{run, Observer, StressConfig, Target};

@@ -1,0 +1,420 @@
+//! Runs the cells: for each server (spawned per model and worker count, or
+//! the one at `--url`), each size and each client pool, the operations in
+//! order. A cell releases all its client threads at once and times each
+//! transfer; verification and cleanup happen outside the timed part.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Barrier;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+
+use super::client::{self, Endpoint};
+use super::content::{self, mix, Content};
+use super::matrix::{Cell, Matrix, Op};
+use super::output::{Report, Row, SCHEMA};
+use super::target::{self, SpawnedServer};
+use crate::server::Model;
+
+/// Bytes read back from a random place of every uploaded file.
+const SAMPLE: u64 = 64 * 1024;
+/// Deadline of the untimed requests around cells (setup uploads use the
+/// transfer timeout instead).
+const HOUSEKEEPING_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The server a run talks to.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Start `loadlab serve` for every (model, workers) of the matrix.
+    Spawn,
+    /// A running server that speaks the file API.
+    Url { url: String, endpoint: Endpoint },
+}
+
+#[derive(Debug, Clone)]
+pub struct StressConfig {
+    pub matrix: Matrix,
+    pub target: Target,
+    /// How long one client may take for one transfer, waiting included.
+    pub timeout: Duration,
+}
+
+/// Hears about progress (the CLI draws a progress bar with it).
+pub trait Observer: Sync {
+    fn begin(&self, cells: usize);
+    fn cell_started(&self, cell: &Cell);
+    fn cell_done(&self, row: &Row);
+    fn note(&self, msg: &str);
+}
+
+/// One client's transfer.
+struct Outcome {
+    start: Instant,
+    end: Instant,
+    /// The server completed it with a success status.
+    completed: bool,
+    verified: bool,
+    error: Option<String>,
+}
+
+struct Run<'a> {
+    cfg: &'a StressConfig,
+    obs: &'a dyn Observer,
+    nonce: u64,
+    digests: HashMap<Content, [u8; 32]>,
+    rows: Vec<Row>,
+    notes: Vec<String>,
+    leftover_temp_files: usize,
+    leftover_files: usize,
+}
+
+pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
+    let started = SystemTime::now();
+    let t0 = Instant::now();
+    let m = &cfg.matrix;
+    let external = matches!(cfg.target, Target::Url { .. });
+    obs.begin(m.cells(external));
+    let nonce = mix(started
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64
+        ^ ((std::process::id() as u64) << 32));
+    let files: Vec<Content> = m
+        .sizes
+        .iter()
+        .flat_map(|&s| (0..m.max_clients()).map(move |c| Content::for_client(nonce, c, s)))
+        .collect();
+    obs.note(&format!("preparing {} client files", files.len()));
+    let mut run = Run {
+        cfg,
+        obs,
+        nonce,
+        digests: content::digests(&files),
+        rows: Vec::new(),
+        notes: Vec::new(),
+        leftover_temp_files: 0,
+        leftover_files: 0,
+    };
+    let scratch = tempfile::Builder::new()
+        .prefix("loadlab-stress-")
+        .tempdir()
+        .context("creating scratch space")?;
+    let scratch_path = scratch.path().to_path_buf();
+    match &cfg.target {
+        Target::Spawn => {
+            for &model in &m.models {
+                for &workers in &m.server_workers {
+                    run.with_spawned(scratch.path(), model, workers)?;
+                }
+            }
+        }
+        Target::Url { endpoint, .. } => run.server_cells(endpoint, None),
+    }
+    if let Err(e) = scratch.close() {
+        run.notes.push(format!("removing scratch space: {e}"));
+    }
+    let mut rows = std::mem::take(&mut run.rows);
+    rows.sort_by_key(|r| {
+        (
+            r.op,
+            r.size,
+            r.clients,
+            r.server_workers,
+            model_rank(m, &r.model),
+        )
+    });
+    Ok(Report {
+        schema: SCHEMA,
+        loadlab_version: env!("CARGO_PKG_VERSION"),
+        target: match &cfg.target {
+            Target::Spawn => "spawned".into(),
+            Target::Url { url, .. } => url.clone(),
+        },
+        timeout_s: cfg.timeout.as_secs_f64(),
+        matrix: m.clone(),
+        started_unix_ms: started
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64,
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        rows,
+        leftover_temp_files: run.leftover_temp_files,
+        leftover_files: run.leftover_files,
+        scratch_removed: !scratch_path.exists(),
+        notes: run.notes,
+    })
+}
+
+fn model_rank(m: &Matrix, name: &str) -> usize {
+    m.models
+        .iter()
+        .position(|x| x.name() == name)
+        .unwrap_or(usize::MAX)
+}
+
+impl Run<'_> {
+    /// Starts a server, runs its cells, stops it and inspects what it left.
+    fn with_spawned(&mut self, scratch: &Path, model: Model, workers: usize) -> anyhow::Result<()> {
+        let tag = format!("{model}-{workers}");
+        let dir = scratch.join(format!("files-{tag}"));
+        let log = scratch.join(format!("server-{tag}.log"));
+        // The largest file plus room, so the limit never decides a cell.
+        let max_upload = self.cfg.matrix.max_size().saturating_add(1 << 20);
+        let server = SpawnedServer::start(model, workers, &dir, max_upload, &log)?;
+        let endpoint = server.endpoint.clone();
+        self.server_cells(&endpoint, Some((model, workers)));
+        if let Err(e) = server.stop() {
+            self.notes
+                .push(format!("{model} with {workers} workers: {e}"));
+        }
+        let (temps, others) = target::leftovers(&dir);
+        if temps + others > 0 {
+            self.notes.push(format!(
+                "{model} with {workers} workers left {temps} temporary and {others} other files"
+            ));
+        }
+        self.leftover_temp_files += temps;
+        self.leftover_files += others;
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&log);
+        Ok(())
+    }
+
+    /// Every (size, clients) cell pair against one server.
+    fn server_cells(&mut self, ep: &Endpoint, server: Option<(Model, usize)>) {
+        let m = self.cfg.matrix.clone();
+        for &size in &m.sizes {
+            for &clients in &m.clients {
+                // Which clients' files are on the server, verified.
+                let mut present = vec![false; clients];
+                for &op in &m.ops {
+                    let cell = Cell {
+                        op,
+                        size,
+                        clients,
+                        server,
+                    };
+                    if op == Op::Download && present.contains(&false) {
+                        self.setup(ep, &cell, &mut present);
+                    }
+                    self.obs.cell_started(&cell);
+                    let outcomes = self.transfer(ep, &cell);
+                    if op == Op::Upload {
+                        for (p, o) in present.iter_mut().zip(&outcomes) {
+                            *p = o.verified;
+                        }
+                    }
+                    let row = row(&cell, &outcomes);
+                    self.obs.cell_done(&row);
+                    self.rows.push(row);
+                }
+                self.cleanup(ep, size, clients);
+            }
+        }
+    }
+
+    fn name(&self, client: usize, size: u64) -> String {
+        format!("stress-{:016x}-{client}-{size}.bin", self.nonce)
+    }
+
+    fn content(&self, client: usize, size: u64) -> Content {
+        Content::for_client(self.nonce, client, size)
+    }
+
+    /// Runs one cell: all clients start together; each is timed alone.
+    fn transfer(&self, ep: &Endpoint, cell: &Cell) -> Vec<Outcome> {
+        let go = Barrier::new(cell.clients);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..cell.clients)
+                .map(|i| {
+                    let go = &go;
+                    std::thread::Builder::new()
+                        .name(format!("client-{i}"))
+                        .stack_size(256 * 1024)
+                        .spawn_scoped(s, move || {
+                            go.wait();
+                            self.client(ep, cell.op, i, cell.size)
+                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| failed("client thread panicked")),
+                    Err(e) => failed(&format!("cannot start a client thread: {e}")),
+                })
+                .collect()
+        })
+    }
+
+    fn client(&self, ep: &Endpoint, op: Op, i: usize, size: u64) -> Outcome {
+        let name = self.name(i, size);
+        let content = self.content(i, size);
+        let want = self.digests.get(&content).copied().unwrap_or_default();
+        let start = Instant::now();
+        let deadline = start + self.cfg.timeout;
+        let result = match op {
+            Op::Upload => client::upload(ep, &name, &content, deadline).map(|u| (u.size, u.sha256)),
+            Op::Download => client::download(ep, &name, deadline).map(|(n, d)| (n, hex(&d))),
+        };
+        let end = Instant::now();
+        let mut o = Outcome {
+            start,
+            end,
+            completed: result.is_ok(),
+            verified: false,
+            error: None,
+        };
+        match result {
+            Err(e) => o.error = Some(e.to_string()),
+            Ok((n, digest)) if n != size || digest != hex(&want) => {
+                o.error = Some(format!(
+                    "{op} of {name}: got {n} bytes with sha256 {digest}"
+                ));
+            }
+            Ok(_) if op == Op::Upload => match self.read_back(ep, &name, &content, i) {
+                Ok(()) => o.verified = true,
+                Err(e) => o.error = Some(e),
+            },
+            Ok(_) => o.verified = true,
+        }
+        o
+    }
+
+    /// Compares a random slice of an uploaded file with the client's bytes:
+    /// the digest the server returned could be right while what it stored
+    /// is not.
+    fn read_back(
+        &self,
+        ep: &Endpoint,
+        name: &str,
+        content: &Content,
+        i: usize,
+    ) -> Result<(), String> {
+        let len = SAMPLE.min(content.len);
+        if len == 0 {
+            return Ok(());
+        }
+        let span = content.len - len + 1;
+        let start = mix(self.nonce ^ mix(i as u64 ^ content.len)) % span;
+        let deadline = Instant::now() + self.cfg.timeout;
+        let got = client::read_range(ep, name, start, len, deadline)
+            .map_err(|e| format!("read-back of {name}: {e}"))?;
+        let mut want = vec![0u8; len as usize];
+        content.fill(start, &mut want);
+        if got != want {
+            return Err(format!("read-back of {name} at {start}: bytes differ"));
+        }
+        Ok(())
+    }
+
+    /// Uploads (untimed) the files a download cell needs that are missing.
+    fn setup(&mut self, ep: &Endpoint, cell: &Cell, present: &mut [bool]) {
+        let missing: Vec<usize> = (0..cell.clients).filter(|&i| !present[i]).collect();
+        let deadline = Instant::now() + self.cfg.timeout;
+        let results: Vec<bool> = std::thread::scope(|s| {
+            let hs: Vec<_> = missing
+                .iter()
+                .map(|&i| {
+                    let name = self.name(i, cell.size);
+                    let content = self.content(i, cell.size);
+                    let want = hex(&self.digests.get(&content).copied().unwrap_or_default());
+                    s.spawn(move || {
+                        client::upload(ep, &name, &content, deadline)
+                            .is_ok_and(|u| u.sha256 == want)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap_or(false)).collect()
+        });
+        for (&i, ok) in missing.iter().zip(results) {
+            present[i] = ok;
+        }
+        if present.contains(&false) {
+            self.notes
+                .push(format!("{cell}: setup could not upload every file"));
+        }
+    }
+
+    /// Deletes this pair's files; a file that stays is a leftover.
+    fn cleanup(&mut self, ep: &Endpoint, size: u64, clients: usize) {
+        let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT;
+        for i in 0..clients {
+            let name = self.name(i, size);
+            match client::delete(ep, &name, deadline) {
+                Ok(204) | Ok(404) => {}
+                Ok(s) => self.notes.push(format!("DELETE {name}: HTTP {s}")),
+                Err(e) => self.notes.push(format!("DELETE {name}: {e}")),
+            }
+        }
+        if matches!(self.cfg.target, Target::Url { .. }) {
+            match client::list(ep, deadline) {
+                Ok(names) => {
+                    let prefix = format!("stress-{:016x}-", self.nonce);
+                    self.leftover_files += names.iter().filter(|n| n.starts_with(&prefix)).count();
+                }
+                Err(e) => self.notes.push(format!("listing after cleanup: {e}")),
+            }
+        }
+    }
+}
+
+fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
+    let first = outcomes.iter().map(|o| o.start).min();
+    let last = outcomes.iter().map(|o| o.end).max();
+    let total_s = match (first, last) {
+        (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+        _ => 0.0,
+    };
+    let ok: Vec<&Outcome> = outcomes.iter().filter(|o| o.completed).collect();
+    let per_client_bps = if ok.is_empty() {
+        0.0
+    } else {
+        ok.iter()
+            .map(|o| cell.size as f64 / o.end.duration_since(o.start).as_secs_f64().max(1e-9))
+            .sum::<f64>()
+            / ok.len() as f64
+    };
+    let verified = outcomes.iter().filter(|o| o.verified).count();
+    Row {
+        op: cell.op,
+        size: cell.size,
+        clients: cell.clients,
+        server_workers: cell.server.map(|(_, w)| w),
+        model: cell
+            .server
+            .map_or("external".into(), |(m, _)| m.name().into()),
+        total_s,
+        per_client_bps,
+        aggregate_bps: if total_s > 0.0 {
+            (ok.len() as u64 * cell.size) as f64 / total_s
+        } else {
+            0.0
+        },
+        succeeded: ok.len(),
+        failed: outcomes.len() - verified,
+        verified,
+        error: outcomes
+            .iter()
+            .find_map(|o| o.error.clone())
+            .unwrap_or_default(),
+    }
+}
+
+fn failed(msg: &str) -> Outcome {
+    let now = Instant::now();
+    Outcome {
+        start: now,
+        end: now,
+        completed: false,
+        verified: false,
+        error: Some(msg.into()),
+    }
+}
+
+fn hex(d: &[u8; 32]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,691 @@
+//! The file service under /files/, every rule against every model: one
+//! suite, instantiated per model by `suite!`. Each test starts its own
+//! `loadlab serve` on 127.0.0.1:0 with its own upload directory and talks
+//! to it with raw sockets or real curl.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use sha2::{Digest, Sha256};
+
+/// A server with an upload directory `root/files` (so escapes into `root`
+/// can be checked) that both live as long as this value.
+struct Env {
+    server: TestServer,
+    root: tempfile::TempDir,
+}
+
+impl Env {
+    fn start(model: &str, extra: &[&str]) -> Env {
+        let root = tempfile::tempdir().unwrap();
+        let files = root.path().join("files");
+        let files_arg = files.to_str().unwrap().to_string();
+        let mut args = vec!["--files", files_arg.as_str()];
+        args.extend_from_slice(extra);
+        let server = TestServer::start(model, &args);
+        Env { server, root }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.root.path().join("files")
+    }
+
+    /// Names in the upload directory, temporary files included, sorted.
+    fn entries(&self) -> Vec<String> {
+        entries(&self.dir())
+    }
+
+    fn request(&self, raw: &[u8]) -> RawResponse {
+        exchange(&self.server, raw)
+    }
+
+    fn put(&self, name: &str, body: &[u8]) -> RawResponse {
+        let mut req = format!(
+            "PUT /files/{name} HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(body);
+        self.request(&req)
+    }
+
+    fn get(&self, target: &str, extra_headers: &str) -> RawResponse {
+        self.request(
+            format!("GET {target} HTTP/1.1\r\nHost: t\r\n{extra_headers}Connection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn is_temp(name: &str) -> bool {
+    name.starts_with(".upload-")
+}
+
+/// Polls until `cond` holds; false after `timeout`.
+fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + timeout;
+    while Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+fn sha_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn json(r: &RawResponse) -> serde_json::Value {
+    serde_json::from_slice(&r.body)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&r.body)))
+}
+
+/// Deterministic test content, different per seed.
+fn data(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| {
+            (i as u32)
+                .wrapping_mul(2_654_435_761)
+                .rotate_left(seed as u32) as u8
+                ^ seed
+        })
+        .collect()
+}
+
+fn listing_names(env: &Env, query: &str) -> Vec<String> {
+    let r = env.get(&format!("/files/{query}"), "");
+    assert_eq!(r.status, 200);
+    json(&r)["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+// ---------------------------------------------------------------- tests
+
+fn listing_is_sorted_json_with_times(model: &str) {
+    let env = Env::start(model, &[]);
+    assert_eq!(listing_names(&env, ""), Vec::<String>::new());
+    assert_eq!(env.put("b.txt", b"abc").status, 201);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(env.put("a.bin", &[7u8; 100]).status, 201);
+    let r = env.get("/files/", "");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let v = json(&r);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["name"], "a.bin");
+    assert_eq!(files[0]["size"], 100);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    for f in files {
+        let ms = f["modified_ms"].as_i64().unwrap();
+        assert!((now_ms - ms).abs() < 60_000, "{f}");
+        let t = f["modified"].as_str().unwrap();
+        assert!(
+            t.len() == 24 && t.ends_with('Z') && &t[10..11] == "T",
+            "{t}"
+        );
+    }
+    assert_eq!(listing_names(&env, "?sort=size"), ["b.txt", "a.bin"]);
+    assert_eq!(listing_names(&env, "?sort=mtime"), ["b.txt", "a.bin"]);
+    assert_eq!(
+        listing_names(&env, "?sort=name&order=desc"),
+        ["b.txt", "a.bin"]
+    );
+    assert_eq!(env.get("/files", "").status, 200);
+    assert_eq!(env.get("/files/?sort=colour", "").status, 400);
+    let r = env.request(b"DELETE /files/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(r.status, 405);
+}
+
+fn put_creates_then_replaces(model: &str) {
+    let env = Env::start(model, &[]);
+    let first = data(1, 70_000);
+    let r = env.put("f.bin", &first);
+    assert_eq!(r.status, 201);
+    assert_eq!(r.header("location"), Some("/files/f.bin"));
+    let v = json(&r);
+    assert_eq!(v["name"], "f.bin");
+    assert_eq!(v["size"], first.len());
+    assert_eq!(v["sha256"], sha_hex(&first));
+    let second = data(2, 5_000);
+    let r = env.put("f.bin", &second);
+    assert_eq!(r.status, 200, "replacing answers 200");
+    assert_eq!(json(&r)["sha256"], sha_hex(&second));
+    assert_eq!(env.get("/files/f.bin", "").body, second);
+    // POST uploads too.
+    let mut req = b"POST /files/p.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi".to_vec();
+    assert_eq!(env.request(&req).status, 201);
+    req.clear();
+    // An empty body makes an empty file.
+    assert_eq!(env.put("empty", b"").status, 201);
+    assert_eq!(std::fs::metadata(env.dir().join("empty")).unwrap().len(), 0);
+    assert_eq!(env.entries(), ["empty", "f.bin", "p.txt"]);
+}
+
+fn chunked_upload_is_stored_whole(model: &str) {
+    let env = Env::start(model, &[]);
+    let body = data(3, 50_000);
+    let mut req =
+        b"PUT /files/c.bin HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            .to_vec();
+    for piece in body.chunks(7_000) {
+        req.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        req.extend_from_slice(piece);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    let r = env.request(&req);
+    assert_eq!(r.status, 201);
+    assert_eq!(json(&r)["sha256"], sha_hex(&body));
+    assert_eq!(std::fs::read(env.dir().join("c.bin")).unwrap(), body);
+}
+
+fn get_and_head_carry_validators_and_304(model: &str) {
+    let env = Env::start(model, &[]);
+    let body = data(4, 3_000);
+    env.put("v.html", &body);
+    let r = env.get("/files/v.html", "");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, body);
+    assert_eq!(r.header("content-length"), Some("3000"));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(r.header("accept-ranges"), Some("bytes"));
+    let etag = r.header("etag").unwrap().to_string();
+    let lm = r.header("last-modified").unwrap().to_string();
+    let h = env.request(b"HEAD /files/v.html HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(h.status, 200);
+    assert_eq!(h.header("content-length"), Some("3000"));
+    assert_eq!(h.header("etag"), Some(etag.as_str()));
+    assert!(h.body.is_empty());
+    let r = env.get("/files/v.html", &format!("If-None-Match: {etag}\r\n"));
+    assert_eq!(r.status, 304);
+    assert!(r.body.is_empty());
+    let r = env.get("/files/v.html", &format!("If-Modified-Since: {lm}\r\n"));
+    assert_eq!(r.status, 304);
+    let r = env.get("/files/v.html", "If-None-Match: \"other\"\r\n");
+    assert_eq!(r.status, 200);
+    // A replaced file gets a new tag.
+    env.put("v.html", &data(5, 3_000));
+    let r = env.get("/files/v.html", &format!("If-None-Match: {etag}\r\n"));
+    assert_eq!(r.status, 200);
+    assert_ne!(r.header("etag"), Some(etag.as_str()));
+    assert_eq!(env.get("/files/missing", "").status, 404);
+    let r = env.request(b"PATCH /files/v.html HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(r.status, 405);
+}
+
+fn single_ranges_206_and_416(model: &str) {
+    let env = Env::start(model, &[]);
+    let body = data(6, 1000);
+    env.put("r.bin", &body);
+    let r = env.get("/files/r.bin", "Range: bytes=10-19\r\n");
+    assert_eq!(r.status, 206);
+    assert_eq!(r.header("content-range"), Some("bytes 10-19/1000"));
+    assert_eq!(r.body, body[10..20]);
+    let r = env.get("/files/r.bin", "Range: bytes=-5\r\n");
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, body[995..]);
+    let r = env.get("/files/r.bin", "Range: bytes=990-5000\r\n");
+    assert_eq!(r.status, 206);
+    assert_eq!(r.header("content-range"), Some("bytes 990-999/1000"));
+    assert_eq!(r.body, body[990..]);
+    let r = env.get("/files/r.bin", "Range: bytes=1000-\r\n");
+    assert_eq!(r.status, 416);
+    assert_eq!(r.header("content-range"), Some("bytes */1000"));
+    // Several ranges may be ignored: the whole file.
+    let r = env.get("/files/r.bin", "Range: bytes=0-1,5-6\r\n");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, body);
+    // If-Range with another version's tag: the whole file.
+    let r = env.get("/files/r.bin", "Range: bytes=0-1\r\nIf-Range: \"old\"\r\n");
+    assert_eq!(r.status, 200);
+    // Real curl agrees.
+    let out = tool("curl")
+        .args(["-s", "-r", "100-199", &env.server.url("/files/r.bin")])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, body[100..200]);
+}
+
+fn sha256_query_returns_the_digest(model: &str) {
+    let env = Env::start(model, &[]);
+    let body = data(7, 300_000);
+    env.put("d.bin", &body);
+    let r = env.get("/files/d.bin?sha256", "");
+    assert_eq!(r.status, 200);
+    let v = json(&r);
+    assert_eq!(v["sha256"], sha_hex(&body));
+    assert_eq!(v["size"], body.len());
+    assert_eq!(env.get("/files/nope?sha256", "").status, 404);
+}
+
+fn delete_204_then_404(model: &str) {
+    let env = Env::start(model, &[]);
+    env.put("x", b"1");
+    let del = b"DELETE /files/x HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+    let r = env.request(del);
+    assert_eq!(r.status, 204);
+    assert!(env.entries().is_empty());
+    assert_eq!(env.request(del).status, 404);
+    assert_eq!(env.get("/files/x", "").status, 404);
+}
+
+fn bad_names_are_400_and_touch_nothing(model: &str) {
+    let env = Env::start(model, &[]);
+    std::fs::write(env.root.path().join("secret"), b"outside").unwrap();
+    let long = "n".repeat(256);
+    let targets = [
+        "/files/..%2fsecret",
+        "/files/..",
+        "/files/%2e%2e",
+        "/files/%2E%2E%2Fsecret",
+        "/files/.",
+        "/files/.hidden",
+        "/files/a/b",
+        "/files/%2fetc%2fpasswd",
+        "/files/a%5cb",
+        "/files/a%00b",
+        "/files/a%0ab",
+        "/files/a%1bb",
+        "/files/a%7f",
+        "/files/%c0%ae%c0%ae",
+        "/files/%zz",
+        &format!("/files/{long}"),
+    ];
+    for t in targets {
+        for method in ["GET", "PUT", "DELETE"] {
+            let r = env.request(
+                format!("{method} {t} HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+                    .as_bytes(),
+            );
+            assert_eq!(r.status, 400, "{method} {t}");
+        }
+    }
+    assert!(env.entries().is_empty(), "{:?}", env.entries());
+    assert_eq!(entries(env.root.path()), ["files", "secret"]);
+    assert_eq!(
+        std::fs::read(env.root.path().join("secret")).unwrap(),
+        b"outside"
+    );
+    // A 255-byte name is fine.
+    assert_eq!(env.put(&"n".repeat(255), b"ok").status, 201);
+}
+
+fn symlinks_are_not_followed(model: &str) {
+    let env = Env::start(model, &[]);
+    let outside = env.root.path().join("outside.txt");
+    std::fs::write(&outside, b"secret").unwrap();
+    std::os::unix::fs::symlink(&outside, env.dir().join("link")).unwrap();
+    assert_eq!(env.get("/files/link", "").status, 404);
+    assert!(listing_names(&env, "").is_empty());
+    // Uploading over the link replaces the link, not the target.
+    assert_eq!(env.put("link", b"new").status, 200);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"secret");
+    assert_eq!(std::fs::read(env.dir().join("link")).unwrap(), b"new");
+}
+
+fn over_max_upload_is_413_before_writing(model: &str) {
+    let env = Env::start(model, &["--max-upload", "1K"]);
+    assert_eq!(env.put("ok", &[1u8; 1024]).status, 201);
+    assert_eq!(env.put("big", &[1u8; 1025]).status, 413);
+    // With Expect: 100-continue the client is told before sending anything.
+    let mut s = env.server.connect();
+    s.write_all(b"PUT /files/big HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().status, 413);
+    // Chunked: refused once the limit is crossed, and nothing is kept.
+    let mut req =
+        b"PUT /files/big HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for _ in 0..3 {
+        req.extend_from_slice(b"200\r\n");
+        req.extend_from_slice(&[2u8; 0x200]);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\n\r\n");
+    assert_eq!(env.request(&req).status, 413);
+    assert!(
+        eventually(Duration::from_secs(5), || env.entries() == ["ok"]),
+        "{:?}",
+        env.entries()
+    );
+}
+
+fn body_cut_off_leaves_no_file(model: &str) {
+    let env = Env::start(model, &[]);
+    let mut s = env.server.connect();
+    s.write_all(b"PUT /files/cut.bin HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n")
+        .unwrap();
+    s.write_all(&data(8, 100_000)).unwrap();
+    // The upload is in progress: a temporary file, not the name.
+    assert!(
+        eventually(Duration::from_secs(10), || env
+            .entries()
+            .iter()
+            .any(|n| is_temp(n))),
+        "no temporary file appeared: {:?}",
+        env.entries()
+    );
+    assert!(!env.dir().join("cut.bin").exists());
+    drop(s);
+    assert!(
+        eventually(Duration::from_secs(10), || env.entries().is_empty()),
+        "left behind: {:?}",
+        env.entries()
+    );
+    assert_alive(&env.server);
+}
+
+fn killed_client_leaves_no_file(model: &str) {
+    let env = Env::start(model, &[]);
+    // curl uploads stdin with chunked encoding; it is killed mid-body.
+    let mut curl = tool("curl")
+        .args(["-s", "-T", "-", &env.server.url("/files/killed.bin")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = curl.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = data(9, 64 * 1024);
+        for _ in 0..4 {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+        // Keep the pipe open (curl waits for more) until the test ends it.
+        std::thread::sleep(Duration::from_secs(20));
+    });
+    assert!(
+        eventually(Duration::from_secs(10), || env
+            .entries()
+            .iter()
+            .any(|n| is_temp(n))),
+        "no temporary file appeared: {:?}",
+        env.entries()
+    );
+    curl.kill().unwrap();
+    curl.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || env.entries().is_empty()),
+        "left behind: {:?}",
+        env.entries()
+    );
+    assert_alive(&env.server);
+    drop(writer);
+}
+
+fn concurrent_same_name_uploads_give_one_whole_file(model: &str) {
+    let env = Env::start(model, &[]);
+    const N: usize = 4;
+    const LEN: usize = 120_000;
+    let bodies: Vec<Vec<u8>> = (0..N).map(|i| data(10 + i as u8, LEN)).collect();
+    let halfway = AtomicUsize::new(0);
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let hs: Vec<_> = bodies
+            .iter()
+            .map(|body| {
+                let (env, halfway) = (&env, &halfway);
+                s.spawn(move || {
+                    let mut c = env.server.connect();
+                    c.set_write_timeout(Some(Duration::from_secs(30))).unwrap();
+                    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    let head = format!(
+                        "PUT /files/same.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {LEN}\r\nConnection: close\r\n\r\n"
+                    );
+                    c.write_all(head.as_bytes()).unwrap();
+                    c.write_all(&body[..LEN / 2]).unwrap();
+                    // Interleave: everyone is halfway before anyone finishes
+                    // (bounded, since a one-at-a-time server reads one
+                    // client only).
+                    halfway.fetch_add(1, Ordering::SeqCst);
+                    eventually(Duration::from_secs(2), || halfway.load(Ordering::SeqCst) == N);
+                    c.write_all(&body[LEN / 2..]).unwrap();
+                    read_response(&mut c, false).unwrap().status
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 200).count(),
+        N - 1,
+        "{statuses:?}"
+    );
+    let stored = std::fs::read(env.dir().join("same.bin")).unwrap();
+    assert!(bodies.contains(&stored), "the stored file is a mix");
+    assert_eq!(env.entries(), ["same.bin"]);
+}
+
+fn curl_round_trip(model: &str) {
+    let env = Env::start(model, &[]);
+    let src = env.root.path().join("src.bin");
+    let body = data(20, 2_000_000);
+    std::fs::write(&src, &body).unwrap();
+    let out = tool("curl")
+        .args([
+            "-sf",
+            "-T",
+            src.to_str().unwrap(),
+            &env.server.url("/files/rt.bin"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sha256"], sha_hex(&body));
+    let out = tool("curl")
+        .args(["-sf", &env.server.url("/files/rt.bin")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout == body, "downloaded bytes differ");
+}
+
+/// ENOSPC needs a small file system: a 1 MiB tmpfs, mounted only when the
+/// test may mount (root with CAP_SYS_ADMIN); otherwise the test says so
+/// and checks nothing.
+fn full_disk_is_507_and_leaves_nothing(model: &str) {
+    let root = tempfile::tempdir().unwrap();
+    let mnt = root.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_mount) = TmpfsMount::new(&mnt, "1m") else {
+        eprintln!("skipping ENOSPC check: cannot mount a tmpfs here");
+        return;
+    };
+    let server = TestServer::start(model, &["--files", mnt.to_str().unwrap()]);
+    let body = data(21, 2 << 20);
+    let mut req = format!(
+        "PUT /files/full.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    let mut s = server.connect();
+    // Write from another thread: the server answers 507 and stops reading
+    // before the body ends.
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(&req);
+    });
+    let r = read_response(&mut s, false).unwrap();
+    assert_eq!(r.status, 507);
+    drop(s);
+    let _ = writer.join();
+    assert!(
+        eventually(Duration::from_secs(10), || entries(&mnt).is_empty()),
+        "left behind: {:?}",
+        entries(&mnt)
+    );
+    // The space is free again: a small upload works.
+    assert_eq!(
+        exchange(
+            &server,
+            b"PUT /files/s HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx"
+        )
+        .status,
+        201
+    );
+    drop(server);
+}
+
+/// A tmpfs mounted for one test, unmounted on drop.
+struct TmpfsMount(PathBuf);
+
+impl TmpfsMount {
+    fn new(at: &Path, size: &str) -> Option<TmpfsMount> {
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| TmpfsMount(at.to_path_buf()))
+    }
+}
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+// ------------------------------------------------------- instantiation
+
+macro_rules! model_tests {
+    ($module:ident, $model:literal, [$($test:ident),* $(,)?]) => {
+        mod $module {
+            $(
+                #[test]
+                fn $test() {
+                    super::$test($model)
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! suite {
+    ($tests:tt) => {
+        model_tests!(iterative, "iterative", $tests);
+        model_tests!(thread_per_conn, "thread-per-conn", $tests);
+        model_tests!(thread_pool, "thread-pool", $tests);
+        model_tests!(prefork, "prefork", $tests);
+        model_tests!(event_loop, "event-loop", $tests);
+        model_tests!(reactors, "reactors", $tests);
+    };
+}
+
+suite!([
+    listing_is_sorted_json_with_times,
+    put_creates_then_replaces,
+    chunked_upload_is_stored_whole,
+    get_and_head_carry_validators_and_304,
+    single_ranges_206_and_416,
+    sha256_query_returns_the_digest,
+    delete_204_then_404,
+    bad_names_are_400_and_touch_nothing,
+    symlinks_are_not_followed,
+    over_max_upload_is_413_before_writing,
+    body_cut_off_leaves_no_file,
+    killed_client_leaves_no_file,
+    concurrent_same_name_uploads_give_one_whole_file,
+    curl_round_trip,
+    full_disk_is_507_and_leaves_nothing,
+]);
+
+// ------------------------------------------------------ model-independent
+
+#[test]
+fn startup_line_names_the_files_dir() {
+    let env = Env::start("event-loop", &[]);
+    let dir = std::fs::canonicalize(env.dir()).unwrap();
+    assert!(
+        env.server
+            .line
+            .ends_with(&format!(" files={}", dir.display())),
+        "{}",
+        env.server.line
+    );
+}
+
+#[test]
+fn default_files_dir_is_under_the_data_dir() {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(loadlab_bin())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env("XDG_DATA_HOME", data.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let want = std::fs::canonicalize(data.path().join("loadlab/files")).unwrap();
+    assert!(
+        line.trim_end()
+            .ends_with(&format!(" files={}", want.display())),
+        "{line}"
+    );
+}
+
+#[test]
+fn bad_max_upload_is_a_usage_error() {
+    let out = Command::new(loadlab_bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--max-upload", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new(loadlab_bin())
+        .args(["serve", "--addr", "127.0.0.1:0", "--files"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -134,7 +134,19 @@ impl ServerConn {
     /// state; empty when nothing more may be buffered.
     pub fn read_buf(&mut self) -> &mut [u8] {
         self.compact();
-        if self.end == self.buf.len() {
+        // A body that is consumed as fast as it arrives never fills the
+        // buffer, so it would be read 4 KiB at a time; grow while more body
+        // is due than the buffer holds (uploads: ~8x fewer reads).
+        let streaming = self.end == 0
+            && self.buf.len() < MAX_READ_BUFFER
+            && match &self.state {
+                State::Body(BodyState::Length { remaining, .. }) => {
+                    *remaining > self.buf.len() as u64
+                }
+                State::Body(BodyState::Chunked(_)) => true,
+                _ => false,
+            };
+        if self.end == self.buf.len() || streaming {
             let max = match self.state {
                 State::Body(_) => MAX_READ_BUFFER,
                 _ => MAX_REQUEST_LINE + MAX_HEADER_BYTES + 1024,

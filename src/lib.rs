@@ -8,5 +8,6 @@ pub mod cli;
 pub mod http;
 pub mod lab;
 pub mod report;
+pub mod rlimit;
 pub mod server;
 pub mod stress;

@@ -2,33 +2,12 @@
 //! ab with experiment E1's rows (`ab -n 1000 -c C`, C in 1, 50, 100, 500,
 //! 1000): every request completes, none fails, none is non-2xx.
 
+#[macro_use]
 mod common;
 
 use std::process::Output;
 
 use common::*;
-
-/// Generates `mod <model> { #[test] fn <group>() }` for every model.
-macro_rules! per_model {
-    ($($group:ident),* $(,)?) => {
-        per_model!(@model iterative, "iterative", $($group),*);
-        per_model!(@model thread_per_conn, "thread-per-conn", $($group),*);
-        per_model!(@model thread_pool, "thread-pool", $($group),*);
-        per_model!(@model prefork, "prefork", $($group),*);
-        per_model!(@model event_loop, "event-loop", $($group),*);
-        per_model!(@model reactors, "reactors", $($group),*);
-    };
-    (@model $m:ident, $name:expr, $($group:ident),*) => {
-        mod $m {
-            $(
-                #[test]
-                fn $group() {
-                    super::$group($name)
-                }
-            )*
-        }
-    };
-}
 
 per_model!(curl_http11_and_http10, ab_e1_rows_have_no_failures);
 

@@ -5,34 +5,13 @@
 //! Every error case checks the status, that the connection is closed
 //! afterwards, and that the server still answers a good request.
 
+#[macro_use]
 mod common;
 
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 
 use common::*;
-
-/// Generates `mod <model> { #[test] fn <group>() }` for every model.
-macro_rules! per_model {
-    ($($group:ident),* $(,)?) => {
-        per_model!(@model iterative, "iterative", $($group),*);
-        per_model!(@model thread_per_conn, "thread-per-conn", $($group),*);
-        per_model!(@model thread_pool, "thread-pool", $($group),*);
-        per_model!(@model prefork, "prefork", $($group),*);
-        per_model!(@model event_loop, "event-loop", $($group),*);
-        per_model!(@model reactors, "reactors", $($group),*);
-    };
-    (@model $m:ident, $name:expr, $($group:ident),*) => {
-        mod $m {
-            $(
-                #[test]
-                fn $group() {
-                    super::$group($name)
-                }
-            )*
-        }
-    };
-}
 
 per_model!(
     keep_alive_and_versions,
@@ -749,6 +728,11 @@ fn unsupported_codings_methods_versions(model: &str) {
             501,
         ),
         (b"FOO / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        // Not a proxy: CONNECT is not implemented, whatever its target.
+        (
+            b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+            501,
+        ),
         (b"BREW /pot HTTP/1.1\r\nHost: t\r\n\r\n", 501),
         (b"get / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
         (b"Get / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
@@ -776,6 +760,19 @@ fn unknown_known_methods_keep_the_connection(model: &str) {
         (b"DELETE /500B.html HTTP/1.1\r\nHost: t\r\n\r\n", 405),
         (b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n", 405),
         (b"OPTIONS / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        // The same method gets the same answer on every route: 405 for one
+        // the server implements elsewhere, 501 for one it implements nowhere.
+        (b"PATCH / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"PATCH /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"PATCH /echo HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"PATCH /files/x HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"OPTIONS /echo HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"TRACE /status/200 HTTP/1.1\r\nHost: t\r\n\r\n", 501),
+        (b"DELETE /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n", 405),
+        (
+            b"PUT /files/ HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+            405,
+        ),
         (
             b"POST /500B.html HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi",
             200,
@@ -785,6 +782,13 @@ fn unknown_known_methods_keep_the_connection(model: &str) {
         let r = read_response(&mut s, false).unwrap();
         assert_eq!(r.status, status, "{:?}", show(raw));
         assert_eq!(r.header("connection"), None, "{:?}", show(raw));
+        if status == 405 {
+            assert!(
+                r.header("allow").is_some(),
+                "405 names Allow: {:?}",
+                show(raw)
+            );
+        }
     }
     s.write_all(&get("/bytes/2")).unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().body, b"ab");
@@ -973,6 +977,15 @@ fn static_files_from_a_root(model: &str) {
     .unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.status, 304);
+    // The same condition on a POST is a failed precondition, not a 304.
+    s.write_all(
+        format!(
+            "POST /big.bin HTTP/1.1\r\nHost: t\r\nIf-None-Match: {etag}\r\nContent-Length: 0\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().status, 412);
     s.write_all(&get("/sub/b.txt")).unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!((r.status, r.body), (200, b"nested file".to_vec()));
@@ -1064,6 +1077,13 @@ fn path_traversal_never_leaks(model: &str) {
                 "{raw:?} leaked the secret"
             );
         }
+        // After each refused form the server still serves a good request.
+        let ok = one(&server, &get("/a.txt"));
+        assert_eq!(
+            (ok.status, show(&ok.body)),
+            (200, "plain file".into()),
+            "after {t}"
+        );
     }
     // A raw NUL in the target is refused by the parser.
     expect_error(

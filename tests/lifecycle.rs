@@ -3,6 +3,7 @@
 //! descriptors neither kills nor spins the server, the connection limit
 //! queues the rest, and a thread pool of 0 workers grows and shrinks.
 
+#[macro_use]
 mod common;
 
 use std::io::{Read, Write};
@@ -14,30 +15,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
-/// Generates `mod <model> { #[test] fn <group>() }` for every model.
-macro_rules! per_model {
-    ($($group:ident),* $(,)?) => {
-        per_model!(@model iterative, "iterative", $($group),*);
-        per_model!(@model thread_per_conn, "thread-per-conn", $($group),*);
-        per_model!(@model thread_pool, "thread-pool", $($group),*);
-        per_model!(@model prefork, "prefork", $($group),*);
-        per_model!(@model event_loop, "event-loop", $($group),*);
-        per_model!(@model reactors, "reactors", $($group),*);
-    };
-    (@model $m:ident, $name:expr, $($group:ident),*) => {
-        mod $m {
-            $(
-                #[test]
-                fn $group() {
-                    super::$group($name)
-                }
-            )*
-        }
-    };
-}
-
 per_model!(
     sigterm_during_slow_download_lets_it_finish,
+    sigterm_exit_is_bounded_by_the_grace_period,
     running_out_of_descriptors_neither_kills_nor_spins,
     regression_sigterm_reset_requests_in_flight_on_keep_alive_connections,
     regression_sigterm_during_startup_waited_out_the_grace_period,
@@ -163,6 +143,11 @@ fn sigterm_during_slow_download_lets_it_finish(model: &str) {
         server.child.try_wait().unwrap().is_none(),
         "{model} exited with a download in flight"
     );
+    // It has stopped accepting: a new connection is refused or never served.
+    assert!(
+        !served_within(server.addr, Duration::from_secs(1)),
+        "{model} served a new connection after SIGTERM"
+    );
     // Read the rest slowly: ~2 ms per 64 KiB, about half a second in all.
     loop {
         match s.read(&mut buf) {
@@ -208,11 +193,69 @@ fn start_with_fd_limit(model: &str, limit: u32, extra: &[&str]) -> TestServer {
         "ulimit -n {limit} && exec '{}' serve --model {model} --addr 127.0.0.1:0",
         loadlab_bin()
     );
+    let files = tempfile::tempdir().unwrap();
+    script.push_str(&format!(" --files '{}'", files.path().display()));
     for a in extra {
         script.push_str(&format!(" '{a}'"));
     }
     cmd.arg("-c").arg(script);
-    TestServer::start_command(cmd)
+    let mut server = TestServer::start_command(cmd);
+    server.files = Some(files);
+    server
+}
+
+/// True if a fresh connection gets a 200 within `wait`.
+fn served_within(addr: SocketAddr, wait: Duration) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, wait) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(wait));
+    if s.write_all(b"GET /500B.html HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 200")
+}
+
+/// A client that reads too slowly to finish within the grace period does
+/// not keep the server alive: it exits soon after the grace period ends.
+fn sigterm_exit_is_bounded_by_the_grace_period(model: &str) {
+    const SIZE: usize = 64 * 1024 * 1024;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.bin"), pattern(SIZE)).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mut server = TestServer::start(model, &["--root", root, "--shutdown-grace", "1s"]);
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(16 * 1024).unwrap();
+    sock.connect(&server.addr.into()).unwrap();
+    let mut s: TcpStream = sock.into();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    s.write_all(b"GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 4096];
+    assert!(s.read(&mut buf).unwrap() > 0);
+    let stopped = Instant::now();
+    assert!(send_signal(server.pid(), 15));
+    // Keep reading, slowly: ~1 MB/s would need a minute for the file.
+    let mut exited = None;
+    while stopped.elapsed() < Duration::from_secs(15) {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            exited = Some(status);
+            break;
+        }
+        if matches!(s.read(&mut buf), Ok(0) | Err(_)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    let status = exited.unwrap_or_else(|| panic!("{model} still running 15 s after SIGTERM"));
+    assert!(
+        stopped.elapsed() >= Duration::from_millis(900),
+        "{model} cut the download before the grace period ended"
+    );
+    assert_eq!(status.code(), Some(0), "{model} exit status");
 }
 
 fn running_out_of_descriptors_neither_kills_nor_spins(model: &str) {

@@ -103,6 +103,18 @@ impl ServeArgs {
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let addr = args.addr;
     let cfg = args.into_config()?;
+    // Connections beyond the soft limit would fail in accept with EMFILE.
+    // A failure to raise it is not fatal: the server still runs, and
+    // accept errors are survived.
+    if let Ok(limit) = crate::rlimit::raise_nofile_limit() {
+        if (limit as usize) < cfg.max_connections {
+            eprintln!(
+                "loadlab: the open-file limit is {limit}, below --max-connections {}; \
+                 connections past it wait in the listen queue",
+                cfg.max_connections
+            );
+        }
+    }
     let shutdown = Shutdown::from_signals()?;
     let listener = server::bind(addr, cfg.model.needs_reuseport())
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;

@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 use std::net::{Shutdown as NetShutdown, TcpStream};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::handlers::App;
 use super::session::Session;
@@ -13,12 +13,15 @@ use crate::http::{Limits, Phase};
 /// Serves one connection until it closes. `others_waiting` tells whether
 /// another connection is queued for this worker: then the current one gets
 /// `Connection: close` on its next response instead of holding the worker
-/// through its keep-alive idle time.
+/// through its keep-alive idle time. Once shutdown has been set for
+/// `grace`, the connection is dropped even mid-transfer: the iterative
+/// model serves on the main thread, so nothing else would bound its exit.
 pub fn serve(
     mut stream: TcpStream,
     app: &App,
     limits: &Limits,
     shutdown: &Shutdown,
+    grace: Duration,
     others_waiting: &dyn Fn() -> bool,
 ) {
     let _ = stream.set_nodelay(true);
@@ -29,6 +32,7 @@ pub fn serve(
     let mut s = Session::new(limits.clone());
     // A read found nothing for a whole tick after shutdown began.
     let mut quiet_since_stop = false;
+    let mut stop = StopClock::new(grace);
     loop {
         s.process(app);
         // Deadlines are checked after every read, not only when a read
@@ -38,7 +42,10 @@ pub fn serve(
         if s.deadline(now).is_some_and(|d| now >= d) {
             s.on_timeout();
         }
-        if !flush(&mut stream, &mut s) || s.is_done() {
+        if !flush(&mut stream, &mut s, shutdown, &mut stop) || s.is_done() {
+            break;
+        }
+        if stop.expired(shutdown) {
             break;
         }
         if shutdown.is_set() {
@@ -85,12 +92,42 @@ pub fn serve(
     }
 }
 
-/// Writes all queued output, waiting as long as the peer makes progress.
-/// Returns false if the connection is dead.
-fn flush(stream: &mut TcpStream, s: &mut Session) -> bool {
+/// When shutdown was first seen by this connection, to bound its exit.
+struct StopClock {
+    grace: Duration,
+    seen: Option<Instant>,
+}
+
+impl StopClock {
+    fn new(grace: Duration) -> Self {
+        StopClock { grace, seen: None }
+    }
+
+    /// True once shutdown has been set for longer than the grace period.
+    fn expired(&mut self, shutdown: &Shutdown) -> bool {
+        if !shutdown.is_set() {
+            return false;
+        }
+        let seen = *self.seen.get_or_insert_with(Instant::now);
+        seen.elapsed() >= self.grace
+    }
+}
+
+/// Writes all queued output, waiting as long as the peer makes progress
+/// and the shutdown grace period lasts. Returns false if the connection is
+/// dead or must be given up.
+fn flush(
+    stream: &mut TcpStream,
+    s: &mut Session,
+    shutdown: &Shutdown,
+    stop: &mut StopClock,
+) -> bool {
     while !s.out.is_empty() {
+        if stop.expired(shutdown) {
+            return false;
+        }
         let before = s.out.queued();
-        match s.out.write_to(stream) {
+        match s.out.write_once(stream) {
             Ok(_) if s.out.queued() < before => s.on_write(Instant::now()),
             Err(e) if !is_timeout(&e) => return false,
             _ => {

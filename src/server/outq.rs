@@ -98,63 +98,87 @@ impl OutQueue {
 
     /// Writes as much as the socket takes. Returns Ok(true) when everything
     /// is written, Ok(false) on WouldBlock; other errors (including a file
-    /// that shrank under sendfile) end the connection.
+    /// that shrank under sendfile) end the connection. Non-blocking sockets
+    /// must be written until WouldBlock, or an edge-triggered loop stalls.
     pub fn write_to<S: Write + AsFd>(&mut self, sock: &mut S) -> io::Result<bool> {
-        while let Some(seg) = self.segs.front_mut() {
-            let r = match seg {
-                Seg::Buf(b) => sock.write(&b[self.front_pos..]),
-                Seg::Bytes(b) => sock.write(&b[self.front_pos..]),
-                Seg::File { file, offset, end } => {
-                    let mut off = *offset as libc::off_t;
-                    let count = (*end - *offset).min(1 << 30) as usize;
-                    match nix::sys::sendfile::sendfile(
-                        sock.as_fd(),
-                        file.as_fd(),
-                        Some(&mut off),
-                        count,
-                    ) {
-                        Ok(0) => Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "file shrank while being sent",
-                        )),
-                        Ok(n) => {
-                            *offset += n as u64;
-                            Ok(0)
-                        }
-                        Err(e) => Err(io::Error::from(e)),
-                    }
-                }
-            };
-            match r {
-                Ok(n) => {
-                    self.front_pos += n;
-                    let done = match seg {
-                        Seg::Buf(b) => self.front_pos >= b.len(),
-                        Seg::Bytes(b) => self.front_pos >= b.len(),
-                        Seg::File { offset, end, .. } => offset >= end,
-                    };
-                    if n == 0 && !matches!(seg, Seg::File { .. }) {
-                        return Err(io::ErrorKind::WriteZero.into());
-                    }
-                    if done {
-                        if let Some(Seg::Buf(mut b)) = self.segs.pop_front() {
-                            if b.capacity() <= 64 * 1024 {
-                                b.clear();
-                                self.spare = b;
-                            }
-                        }
-                        self.front_pos = 0;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.recount();
-                    return Ok(false);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+        loop {
+            match self.write_once(sock)? {
+                Some(true) => return Ok(true),
+                Some(false) => {}
+                None => return Ok(false),
             }
         }
-        self.queued = 0;
-        Ok(true)
+    }
+
+    /// One write or sendfile call: Some(true) when everything is written,
+    /// Some(false) after progress with more queued, None on WouldBlock.
+    /// Blocking sockets use this so the caller regains control between
+    /// calls (to notice shutdown and deadlines) however fast the peer reads.
+    pub fn write_once<S: Write + AsFd>(&mut self, sock: &mut S) -> io::Result<Option<bool>> {
+        let Some(seg) = self.segs.front_mut() else {
+            self.queued = 0;
+            return Ok(Some(true));
+        };
+        let mut sent = 0;
+        let r = match seg {
+            Seg::Buf(b) => sock.write(&b[self.front_pos..]),
+            Seg::Bytes(b) => sock.write(&b[self.front_pos..]),
+            Seg::File { file, offset, end } => {
+                let mut off = *offset as libc::off_t;
+                let count = (*end - *offset).min(1 << 30) as usize;
+                match nix::sys::sendfile::sendfile(
+                    sock.as_fd(),
+                    file.as_fd(),
+                    Some(&mut off),
+                    count,
+                ) {
+                    Ok(0) => Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "file shrank while being sent",
+                    )),
+                    Ok(n) => {
+                        *offset += n as u64;
+                        sent = n;
+                        Ok(0)
+                    }
+                    Err(e) => Err(io::Error::from(e)),
+                }
+            }
+        };
+        match r {
+            Ok(n) => {
+                self.front_pos += n;
+                // Kept exact as bytes go out, so callers see progress.
+                self.queued = self.queued.saturating_sub((n + sent) as u64);
+                let done = match seg {
+                    Seg::Buf(b) => self.front_pos >= b.len(),
+                    Seg::Bytes(b) => self.front_pos >= b.len(),
+                    Seg::File { offset, end, .. } => offset >= end,
+                };
+                if n == 0 && !matches!(seg, Seg::File { .. }) {
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                if done {
+                    if let Some(Seg::Buf(mut b)) = self.segs.pop_front() {
+                        if b.capacity() <= 64 * 1024 {
+                            b.clear();
+                            self.spare = b;
+                        }
+                    }
+                    self.front_pos = 0;
+                }
+                if self.segs.is_empty() {
+                    self.queued = 0;
+                    return Ok(Some(true));
+                }
+                Ok(Some(false))
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.recount();
+                Ok(None)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Some(false)),
+            Err(e) => Err(e),
+        }
     }
 }

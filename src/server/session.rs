@@ -87,6 +87,7 @@ impl Session {
                                     }
                                 }
                                 self.conn.write_continue(self.out.buf());
+                                self.out.recount();
                             }
                             self.pending = Some(Pending::Sink(sink));
                         }

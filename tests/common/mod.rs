@@ -8,6 +8,31 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Generates `mod <model> { #[test] fn <group>() }` for every model, so
+/// one conformance suite runs against each (as ripgrep runs each test per
+/// engine). Use with `#[macro_use] mod common;`.
+#[allow(unused_macros)]
+macro_rules! per_model {
+    ($($group:ident),* $(,)?) => {
+        per_model!(@model iterative, "iterative", $($group),*);
+        per_model!(@model thread_per_conn, "thread-per-conn", $($group),*);
+        per_model!(@model thread_pool, "thread-pool", $($group),*);
+        per_model!(@model prefork, "prefork", $($group),*);
+        per_model!(@model event_loop, "event-loop", $($group),*);
+        per_model!(@model reactors, "reactors", $($group),*);
+    };
+    (@model $m:ident, $name:expr, $($group:ident),*) => {
+        mod $m {
+            $(
+                #[test]
+                fn $group() {
+                    super::$group($name)
+                }
+            )*
+        }
+    };
+}
+
 /// Every model, by its CLI name.
 pub const MODELS: [&str; 6] = [
     "iterative",
@@ -28,6 +53,9 @@ pub struct TestServer {
     pub addr: SocketAddr,
     /// The whole startup line, e.g. `listening on http://... model=... workers=...`.
     pub line: String,
+    /// The upload directory `start` gives each server, removed on drop, so
+    /// no two tests share the default data directory.
+    pub files: Option<tempfile::TempDir>,
 }
 
 impl TestServer {
@@ -35,7 +63,16 @@ impl TestServer {
     pub fn start(model: &str, extra: &[&str]) -> TestServer {
         let mut args = vec!["serve", "--model", model, "--addr", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        Self::start_args(&args)
+        let files = (!extra.contains(&"--files")).then(|| tempfile::tempdir().expect("tempdir"));
+        let dir = files
+            .as_ref()
+            .map(|d| d.path().to_str().expect("utf-8 temp path"));
+        if let Some(dir) = dir {
+            args.extend_from_slice(&["--files", dir]);
+        }
+        let mut server = Self::start_args(&args);
+        server.files = files;
+        server
     }
 
     /// Starts the binary with exactly these arguments; the first stdout line
@@ -72,7 +109,12 @@ impl TestServer {
             let mut sink = Vec::new();
             let _ = reader.read_to_end(&mut sink);
         });
-        TestServer { child, addr, line }
+        TestServer {
+            child,
+            addr,
+            line,
+            files: None,
+        }
     }
 
     pub fn port(&self) -> u16 {

@@ -81,6 +81,18 @@ impl Response {
         Response::text(status, &msg)
     }
 
+    /// The answer for a method a route does not take: 405 with `Allow` for
+    /// a method the server implements elsewhere, 501 for one it implements
+    /// nowhere (RFC 9110 15.5.6 and 15.6.2), the same on every route.
+    pub fn not_allowed(method: Method, allow: &str) -> Self {
+        match method {
+            Method::Get | Method::Head | Method::Post | Method::Put | Method::Delete => {
+                Response::error(405).header("Allow", allow)
+            }
+            _ => Response::error(501),
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Self {
         let mut h = Vec::with_capacity(self.headers.len() + name.len() + value.len() + 4);
         h.extend_from_slice(&self.headers);
@@ -163,9 +175,6 @@ pub fn route(app: &App, head: &RequestHead) -> Action {
     }
     match head.method {
         Method::Get | Method::Head | Method::Post => Action::Respond(app.root.serve(head, path)),
-        Method::Put | Method::Delete => {
-            Action::Respond(Response::error(405).header("Allow", "GET, HEAD, POST"))
-        }
-        _ => Action::Respond(Response::error(501)),
+        m => Action::Respond(Response::not_allowed(m, "GET, HEAD, POST")),
     }
 }

@@ -42,21 +42,17 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
                     .unwrap_or("application/octet-stream")
                     .to_string(),
             })),
-            _ => Action::Respond(Response::error(405).header("Allow", "POST, PUT")),
+            m => Action::Respond(Response::not_allowed(m, "POST, PUT")),
         });
     }
     None
 }
 
-/// GET, HEAD and POST are served by the read-only routes; known methods
-/// that these routes do not take get 405, unknown ones 501.
+/// GET, HEAD and POST are served by the read-only routes.
 fn only_get(head: &RequestHead) -> Option<Response> {
     match head.method {
         Method::Get | Method::Head | Method::Post => None,
-        Method::Put | Method::Delete | Method::Patch => {
-            Some(Response::error(405).header("Allow", "GET, HEAD, POST"))
-        }
-        _ => Some(Response::error(501)),
+        m => Some(Response::not_allowed(m, "GET, HEAD, POST")),
     }
 }
 

@@ -11,7 +11,14 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     let limit = ConnLimit::new(1);
     let waiting = || accept::readable(&listener, Duration::ZERO);
     while let Some((stream, _slot)) = accept::next(&listener, &limit, shutdown) {
-        blocking::serve(stream, &cfg.app, &cfg.limits, shutdown, &waiting);
+        blocking::serve(
+            stream,
+            &cfg.app,
+            &cfg.limits,
+            shutdown,
+            cfg.shutdown_grace,
+            &waiting,
+        );
     }
     Ok(())
 }

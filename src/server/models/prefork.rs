@@ -3,7 +3,7 @@
 //!
 //! The parent stays single-threaded so that forking replacements is safe.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -22,19 +22,25 @@ const RESPAWN_PAUSE: Duration = Duration::from_millis(100);
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
     let n = cfg.workers.max(1);
-    let mut workers = HashSet::new();
+    // Each worker's pid and when it started.
+    let mut workers = HashMap::new();
     for _ in 0..n {
-        workers.insert(spawn_worker(&listener, cfg, shutdown)?);
+        workers.insert(spawn_worker(&listener, cfg, shutdown)?, Instant::now());
     }
     while !shutdown.is_set() {
         std::thread::sleep(TICK);
-        for pid in reap(&mut workers) {
+        let mut died_young = false;
+        for (pid, started) in reap(&mut workers) {
             eprintln!("loadlab: prefork worker {pid} exited; starting a replacement");
+            died_young |= started.elapsed() < RESPAWN_PAUSE;
+        }
+        if died_young {
+            std::thread::sleep(RESPAWN_PAUSE);
         }
         while workers.len() < n && !shutdown.is_set() {
             match spawn_worker(&listener, cfg, shutdown) {
                 Ok(pid) => {
-                    workers.insert(pid);
+                    workers.insert(pid, Instant::now());
                 }
                 Err(e) => {
                     eprintln!("loadlab: cannot fork a worker: {e}");
@@ -44,7 +50,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             }
         }
     }
-    for &pid in &workers {
+    for &pid in workers.keys() {
         let _ = kill(pid, Signal::SIGTERM);
     }
     let until = Instant::now() + cfg.shutdown_grace;
@@ -52,20 +58,20 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         reap(&mut workers);
         std::thread::sleep(Duration::from_millis(10));
     }
-    for &pid in &workers {
+    for &pid in workers.keys() {
         let _ = kill(pid, Signal::SIGKILL);
     }
     Ok(())
 }
 
-/// Collects exited workers; returns their pids.
-fn reap(workers: &mut HashSet<Pid>) -> Vec<Pid> {
+/// Collects exited workers; returns their pids and start times.
+fn reap(workers: &mut HashMap<Pid, Instant>) -> Vec<(Pid, Instant)> {
     let mut gone = Vec::new();
     loop {
         match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::Exited(pid, _)) | Ok(WaitStatus::Signaled(pid, _, _)) => {
-                if workers.remove(&pid) {
-                    gone.push(pid);
+                if let Some(started) = workers.remove(&pid) {
+                    gone.push((pid, started));
                 }
             }
             Ok(WaitStatus::StillAlive) | Err(_) => return gone,
@@ -91,7 +97,14 @@ fn spawn_worker(
             let limit = ConnLimit::new(1);
             let waiting = || accept::readable(listener, Duration::ZERO);
             while let Some((stream, _slot)) = accept::next(listener, &limit, shutdown) {
-                blocking::serve(stream, &cfg.app, &cfg.limits, shutdown, &waiting);
+                blocking::serve(
+                    stream,
+                    &cfg.app,
+                    &cfg.limits,
+                    shutdown,
+                    cfg.shutdown_grace,
+                    &waiting,
+                );
             }
             // Exit without unwinding into the parent's code path.
             std::process::exit(0)

@@ -17,12 +17,13 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         let app = Arc::clone(&cfg.app);
         let limits = cfg.limits.clone();
         let shutdown = shutdown.clone();
+        let grace = cfg.shutdown_grace;
         let spawned = std::thread::Builder::new()
             .name("conn".into())
             .stack_size(STACK_SIZE)
             .spawn(move || {
                 let _slot = slot;
-                blocking::serve(stream, &app, &limits, &shutdown, &|| false);
+                blocking::serve(stream, &app, &limits, &shutdown, grace, &|| false);
             });
         if let Err(e) = spawned {
             // Out of threads: this connection is dropped, the server lives.

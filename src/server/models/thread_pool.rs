@@ -66,23 +66,27 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         idle: AtomicUsize::new(0),
         live: AtomicUsize::new(0),
     });
-    let spawn = |pool: &Arc<Pool>| {
-        let pool = Arc::clone(pool);
+    let spawn = |shared: &Arc<Pool>| {
+        let pool = Arc::clone(shared);
         let app = Arc::clone(&cfg.app);
         let limits = cfg.limits.clone();
         let shutdown = shutdown.clone();
-        pool.live.fetch_add(1, Ordering::AcqRel);
+        let grace = cfg.shutdown_grace;
+        shared.live.fetch_add(1, Ordering::AcqRel);
         let spawned = std::thread::Builder::new()
             .name("pool".into())
             .stack_size(super::thread_per_conn::STACK_SIZE)
             .spawn(move || {
                 let waiting = || pool.queued.load(Ordering::Acquire) > 0;
                 while let Some((stream, _slot)) = pool.pop(&shutdown, growable) {
-                    blocking::serve(stream, &app, &limits, &shutdown, &waiting);
+                    blocking::serve(stream, &app, &limits, &shutdown, grace, &waiting);
                 }
                 pool.live.fetch_sub(1, Ordering::AcqRel);
             });
         if let Err(e) = spawned {
+            // The thread never ran, so it will not count itself out; without
+            // this, shutdown would wait out the whole grace period.
+            shared.live.fetch_sub(1, Ordering::AcqRel);
             eprintln!("loadlab: cannot start a pool thread: {e}");
         }
     };

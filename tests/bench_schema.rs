@@ -1,6 +1,6 @@
 //! Holds `loadlab bench --format json` to the checked-in JSON Schema
-//! (docs/schema/bench-v1.schema.json), with a validator for the subset of
-//! JSON Schema the file uses.
+//! (docs/schema/bench-v1.schema.json) (validator in tests/common/schema.rs), and `--format csv` to the documented columns
+//! (docs/schema/bench-csv.md).
 
 mod common;
 
@@ -9,95 +9,8 @@ use std::process::Command;
 use common::*;
 use serde_json::Value;
 
-fn check(schema: &Value, root: &Value, v: &Value, path: &str, errs: &mut Vec<String>) {
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let target = root
-            .pointer(r.trim_start_matches('#'))
-            .unwrap_or_else(|| panic!("bad $ref {r}"));
-        return check(target, root, v, path, errs);
-    }
-    if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
-        let ok = options
-            .iter()
-            .filter(|o| {
-                let mut e = Vec::new();
-                check(o, root, v, path, &mut e);
-                e.is_empty()
-            })
-            .count();
-        if ok != 1 {
-            errs.push(format!("{path}: matches {ok} of oneOf"));
-        }
-        return;
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let is = |ty: &str| match ty {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            "integer" => v.is_u64() || v.is_i64(),
-            "number" => v.is_number(),
-            _ => panic!("schema uses unsupported type {ty}"),
-        };
-        if !types.iter().any(|ty| is(ty)) {
-            errs.push(format!("{path}: expected {types:?}, got {v}"));
-            return;
-        }
-    }
-    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            errs.push(format!("{path}: {v} not in {e:?}"));
-        }
-    }
-    if let (Some(min), Some(x)) = (schema.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            errs.push(format!("{path}: {x} < minimum {min}"));
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for req in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if !obj.contains_key(req.as_str().unwrap()) {
-                errs.push(format!("{path}: missing required {req}"));
-            }
-        }
-        let props = schema.get("properties").and_then(Value::as_object);
-        for (k, val) in obj {
-            let p = format!("{path}/{k}");
-            match (
-                props.and_then(|p| p.get(k)),
-                schema.get("additionalProperties"),
-            ) {
-                (Some(s), _) => check(s, root, val, &p, errs),
-                (None, Some(Value::Bool(false))) => errs.push(format!("{p}: not in the schema")),
-                (None, Some(s)) if s.is_object() => check(s, root, val, &p, errs),
-                _ => {}
-            }
-        }
-    }
-}
-
 fn validate(doc: &Value) -> Vec<String> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/schema/bench-v1.schema.json"
-    ))
-    .unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    let mut errs = Vec::new();
-    check(&schema, &schema, doc, "", &mut errs);
-    errs
+    common::schema::validate("bench-v1.schema.json", doc)
 }
 
 #[test]
@@ -137,4 +50,41 @@ fn the_validator_rejects_what_the_schema_forbids() {
     doc["complete"] = Value::from("ten");
     doc.as_object_mut().unwrap().remove("latency_ms");
     assert_eq!(validate(&doc).len(), 3, "{:#?}", validate(&doc));
+}
+
+#[test]
+fn csv_columns_are_the_documented_ones_including_p99_99() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/schema/bench-csv.md"
+    ))
+    .unwrap();
+    // Table rows of the form "| `column` | meaning |".
+    let documented: Vec<&str> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(c, _)| c))
+        .collect();
+    let server = TestServer::start("event-loop", &[]);
+    let out = Command::new(loadlab_bin())
+        .args(["bench", "-q", "-n", "300", "-c", "3", "--format", "csv"])
+        .arg(server.url("/500B.html"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut rdr = csv::Reader::from_reader(&out.stdout[..]);
+    let header: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header, documented,
+        "docs/schema/bench-csv.md lists the columns in order"
+    );
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    let col = |name: &str| -> f64 {
+        let i = header.iter().position(|h| h == name).unwrap();
+        rows[0][i].parse().unwrap()
+    };
+    assert_eq!(col("complete"), 300.0);
+    assert!(col("p99_ms") <= col("p99_9_ms"));
+    assert!(col("p99_9_ms") <= col("p99_99_ms"));
+    assert!(col("p99_99_ms") <= col("max_ms"));
 }

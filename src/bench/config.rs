@@ -102,9 +102,12 @@ pub struct RequestSpec {
     pub method: String,
     pub body: Option<Bytes>,
     pub content_type: Option<String>,
-    /// Extra `Name: value` headers; one named Host replaces the default.
+    /// Extra `Name: value` headers; one named Host, User-Agent, Accept or
+    /// Content-Type replaces the default one, as in ab.
     pub headers: Vec<(String, String)>,
+    /// `name=value` pairs, sent in one Cookie header.
     pub cookies: Vec<String>,
+    /// `user:password` for Basic authentication.
     pub basic_auth: Option<String>,
     pub keep_alive: bool,
 }
@@ -132,8 +135,10 @@ impl RequestSpec {
         if !has("accept") {
             s.push_str("Accept: */*\r\n");
         }
-        for c in &self.cookies {
-            s.push_str(&format!("Cookie: {c}\r\n"));
+        // One Cookie header for all -C values: RFC 6265 forbids a client
+        // to send more than one.
+        if !self.cookies.is_empty() {
+            s.push_str(&format!("Cookie: {}\r\n", self.cookies.join("; ")));
         }
         if let Some(up) = &self.basic_auth {
             let enc = base64::engine::general_purpose::STANDARD.encode(up.as_bytes());
@@ -221,6 +226,128 @@ impl BenchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn target() -> Target {
+        Target::parse("http://127.0.0.1:8080/p?q=1").unwrap()
+    }
+
+    /// Parses encoded request bytes: method, path, headers in order, body.
+    fn decode(bytes: &[u8]) -> (String, String, Vec<(String, String)>, Vec<u8>) {
+        let mut slots = [httparse::EMPTY_HEADER; 32];
+        let mut req = httparse::Request::new(&mut slots);
+        let httparse::Status::Complete(n) = req.parse(bytes).unwrap() else {
+            panic!("incomplete request head");
+        };
+        assert_eq!(req.version, Some(0), "HTTP/1.0, as ab sends");
+        let headers = req
+            .headers
+            .iter()
+            .map(|h| {
+                let v = String::from_utf8(h.value.to_vec()).unwrap();
+                (h.name.to_ascii_lowercase(), v)
+            })
+            .collect();
+        let (m, p) = (req.method.unwrap().into(), req.path.unwrap().into());
+        (m, p, headers, bytes[n..].to_vec())
+    }
+
+    fn values<'a>(h: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+        h.iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    fn get() -> RequestSpec {
+        RequestSpec {
+            method: "GET".into(),
+            ..RequestSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_plain_get_carries_abs_default_headers() {
+        let (m, p, h, body) = decode(&get().encode(&target()));
+        assert_eq!((m.as_str(), p.as_str()), ("GET", "/p?q=1"));
+        assert_eq!(values(&h, "host"), ["127.0.0.1:8080"]);
+        assert_eq!(values(&h, "accept"), ["*/*"]);
+        assert_eq!(values(&h, "user-agent").len(), 1);
+        assert!(
+            values(&h, "connection").is_empty(),
+            "no keep-alive without -k"
+        );
+        assert!(values(&h, "content-length").is_empty());
+        assert!(body.is_empty());
+        let mut ka = get();
+        ka.keep_alive = true;
+        let (_, _, h, _) = decode(&ka.encode(&target()));
+        assert_eq!(values(&h, "connection"), ["Keep-Alive"]);
+    }
+
+    #[test]
+    fn h_replaces_the_default_host_user_agent_and_accept() {
+        let mut r = get();
+        r.headers = vec![
+            ("host".into(), "example.test".into()),
+            ("User-Agent".into(), "probe/1".into()),
+            ("Accept".into(), "text/html".into()),
+            ("X-Trace".into(), "abc".into()),
+        ];
+        let (_, _, h, _) = decode(&r.encode(&target()));
+        assert_eq!(values(&h, "host"), ["example.test"]);
+        assert_eq!(values(&h, "user-agent"), ["probe/1"]);
+        assert_eq!(values(&h, "accept"), ["text/html"]);
+        assert_eq!(values(&h, "x-trace"), ["abc"]);
+        // The default port is left out of the Host header.
+        let t = Target::parse("http://127.0.0.1/").unwrap();
+        let (_, _, h, _) = decode(&get().encode(&t));
+        assert_eq!(values(&h, "host"), ["127.0.0.1"]);
+    }
+
+    #[test]
+    fn cookies_go_in_one_header_and_credentials_are_base64() {
+        let mut r = get();
+        r.cookies = vec!["a=1".into(), "b=2".into()];
+        r.basic_auth = Some("user:pa:ss".into());
+        let (_, _, h, _) = decode(&r.encode(&target()));
+        assert_eq!(values(&h, "cookie"), ["a=1; b=2"]);
+        // base64("user:pa:ss"): everything after the first colon is the password.
+        assert_eq!(values(&h, "authorization"), ["Basic dXNlcjpwYTpzcw=="]);
+    }
+
+    #[test]
+    fn a_body_gets_its_length_and_content_type() {
+        let mut r = RequestSpec {
+            method: "POST".into(),
+            body: Some(Bytes::from_static(b"hello")),
+            ..RequestSpec::default()
+        };
+        let (m, _, h, body) = decode(&r.encode(&target()));
+        assert_eq!(m, "POST");
+        assert_eq!(values(&h, "content-length"), ["5"]);
+        assert_eq!(values(&h, "content-type"), ["text/plain"], "ab's default");
+        assert_eq!(body, b"hello");
+        r.content_type = Some("application/json".into());
+        let (_, _, h, _) = decode(&r.encode(&target()));
+        assert_eq!(values(&h, "content-type"), ["application/json"]);
+        // A Content-Type given with -H wins over -T, and is not doubled.
+        r.headers = vec![("Content-Type".into(), "text/csv".into())];
+        let (_, _, h, _) = decode(&r.encode(&target()));
+        assert_eq!(values(&h, "content-type"), ["text/csv"]);
+    }
+
+    #[test]
+    fn head_and_custom_methods_are_sent_as_given() {
+        let mut r = get();
+        r.method = "HEAD".into();
+        assert!(r.is_head());
+        assert!(r.encode(&target()).starts_with(b"HEAD /p?q=1 HTTP/1.0\r\n"));
+        r.method = "PATCH".into();
+        assert!(!r.is_head());
+        assert!(r
+            .encode(&target())
+            .starts_with(b"PATCH /p?q=1 HTTP/1.0\r\n"));
+    }
 
     #[test]
     fn parses_urls_and_refuses_https() {

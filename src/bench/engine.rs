@@ -18,6 +18,15 @@ use crate::http::client::{ResponseError, ResponseParser};
 const TICK: Duration = Duration::from_millis(50);
 /// Per-thread read buffer; responses are counted, never kept.
 const READ_BUF: usize = 64 * 1024;
+/// `Shared::doc_length` before the first measured response arrives.
+pub const NO_LENGTH: u64 = u64::MAX;
+/// Open-loop slots missed at the time limit are recorded in at most this
+/// many histogram entries (evenly spread groups), so a huge rate cannot
+/// turn the end of a run into a long loop.
+const MAX_MISSED_RECORDS: u64 = 100_000;
+/// Schedule offsets are capped here (about 31 years) so that slot times
+/// stay representable whatever the rate and slot number.
+const MAX_SCHEDULE_S: f64 = 1e9;
 
 /// What one thread is asked to do.
 #[derive(Debug, Clone)]
@@ -29,22 +38,59 @@ pub struct ThreadPlan {
     pub rate: Option<f64>,
 }
 
-/// Settings shared read-only by all threads.
+/// Settings shared by all threads: read-only, except the document-length
+/// baseline, which is set once by whichever thread sees the first response.
 #[derive(Debug)]
 pub struct Shared {
     pub addr: SocketAddr,
     pub request: Bytes,
-    pub body_len: u64,
+    /// The request carries a body (-p/-u): whole requests then count as
+    /// sent bytes, which is what ab's "Total body sent" adds up.
+    pub sends_body: bool,
     pub head_request: bool,
     pub keep_alive: bool,
     pub timeout: Duration,
     pub variable_length: bool,
+    /// The run (warm-up included) starts here; the open-loop warm-up
+    /// schedule counts from it.
+    pub run_start: Instant,
     /// Measuring starts here (after warm-up); earlier requests are not counted.
     pub measure_start: Instant,
     /// No request starts after this instant.
     pub deadline: Option<Instant>,
     /// Set by Ctrl-C handling or the caller to end the run early.
     pub stop: AtomicBool,
+    /// Body length of the run's first measured response (ab's Document
+    /// Length), which every later response is held to; `NO_LENGTH` until
+    /// then. Each thread touches it once, at its own first response (a
+    /// compare-exchange that sets it or learns it), then keeps a copy.
+    pub doc_length: AtomicU64,
+}
+
+/// Send time of slot `k` on an open-loop schedule of `rate` per second
+/// starting at `origin`.
+fn slot_time(origin: Instant, k: u64, rate: f64) -> Instant {
+    origin + Duration::from_secs_f64((k as f64 / rate).min(MAX_SCHEDULE_S))
+}
+
+/// How many slots of that schedule fall before `end`.
+fn slots_before(origin: Instant, end: Instant, rate: f64) -> u64 {
+    let span = end.saturating_duration_since(origin).as_secs_f64();
+    let mut k = (span * rate).ceil() as u64;
+    if span >= MAX_SCHEDULE_S {
+        // Past the cap every slot time is the same; the estimate is exact
+        // enough, and the loops below would not end.
+        return k;
+    }
+    // Float rounding may put the estimate one off either way; settle it on
+    // the exact formula the schedule itself uses.
+    while k > 0 && slot_time(origin, k - 1, rate) >= end {
+        k -= 1;
+    }
+    while slot_time(origin, k, rate) < end {
+        k += 1;
+    }
+    k
 }
 
 /// Padded so threads bumping their own counter do not share a cache line.
@@ -86,8 +132,12 @@ pub struct Worker<'a> {
     conns: Vec<Conn>,
     stats: Stats,
     progress: &'a Progress,
-    /// Counted requests started so far.
+    /// Counted requests given a slot so far (begun, or parked until their
+    /// open-loop send time).
     started: u64,
+    /// Open loop: warm-up slots used so far, and how many there are.
+    warm_slots: u64,
+    warm_total: u64,
     /// Counted requests finished so far.
     finished: u64,
     buf: Vec<u8>,
@@ -96,7 +146,8 @@ pub struct Worker<'a> {
     /// through this list instead of calling back keeps the stack flat when
     /// requests finish (or fail to connect) immediately, one after another.
     restart: Vec<usize>,
-    first_length: Option<u64>,
+    /// This thread's copy of `Shared::doc_length`, once it is set.
+    doc_length: Option<u64>,
     /// The run ended because the time limit passed.
     hit_deadline: bool,
 }
@@ -119,6 +170,9 @@ impl<'a> Worker<'a> {
             })
             .collect();
         let open_loop = plan.rate.is_some();
+        let warm_total = plan.rate.map_or(0, |rate| {
+            slots_before(shared.run_start, shared.measure_start, rate)
+        });
         Ok(Worker {
             shared,
             plan,
@@ -127,11 +181,13 @@ impl<'a> Worker<'a> {
             stats: Stats::new(open_loop),
             progress,
             started: 0,
+            warm_slots: 0,
+            warm_total,
             finished: 0,
             buf: vec![0; READ_BUF],
             parked: std::collections::VecDeque::new(),
             restart: Vec::new(),
-            first_length: None,
+            doc_length: None,
             hit_deadline: false,
         })
     }
@@ -174,13 +230,57 @@ impl<'a> Worker<'a> {
                 self.check_timeouts(now);
             }
         }
-        self.stats.in_flight_at_end = self
+        self.stats.in_flight_at_end = self.conns.iter().filter(|c| c.in_flight()).count() as u64;
+        self.stats.hit_deadline = self.hit_deadline;
+        if let (true, Some(rate), Some(deadline)) =
+            (self.hit_deadline, self.plan.rate, self.shared.deadline)
+        {
+            self.account_unfinished(rate, deadline);
+        }
+        self.stats
+    }
+
+    /// Open loop, ended by the time limit: every slot due before it is
+    /// accounted for. Slots that never got a connection are counted as
+    /// missed; they and the requests still in flight enter the corrected
+    /// histogram as waiting until the end (a lower bound on their latency),
+    /// so a stalled server cannot make its backlog vanish from the tail.
+    fn account_unfinished(&mut self, rate: f64, deadline: Instant) {
+        let origin = self.shared.measure_start;
+        let mut due = slots_before(origin, deadline, rate);
+        if let Some(n) = self.plan.requests {
+            due = due.min(n);
+        }
+        let us = |at: Instant| deadline.saturating_duration_since(at).as_micros() as u64;
+        // Slots that were handed out but still waited for their send time.
+        let parked: Vec<Instant> = self
             .conns
             .iter()
-            .filter(|c| c.counted && !matches!(c.phase, Phase::Free | Phase::Parked))
-            .count() as u64;
-        self.stats.hit_deadline = self.hit_deadline;
-        self.stats
+            .filter(|c| c.counted && c.phase == Phase::Parked && c.t_intended < deadline)
+            .map(|c| c.t_intended)
+            .collect();
+        // Slots never handed out: a contiguous range of the schedule.
+        let never = due.saturating_sub(self.started);
+        self.stats.missed = parked.len() as u64 + never;
+        let in_flight: Vec<Instant> = self
+            .conns
+            .iter()
+            .filter(|c| c.in_flight())
+            .map(|c| c.t_intended)
+            .collect();
+        let Some(h) = self.stats.latency.corrected.as_mut() else {
+            return;
+        };
+        for at in parked.into_iter().chain(in_flight) {
+            h.saturating_record(us(at));
+        }
+        let group = never.div_ceil(MAX_MISSED_RECORDS).max(1);
+        let mut k = self.started;
+        while k < due {
+            let n = group.min(due - k);
+            h.saturating_record_n(us(slot_time(origin, k + n / 2, rate)), n);
+            k += n;
+        }
     }
 
     fn done(&self) -> bool {
@@ -220,33 +320,51 @@ impl<'a> Worker<'a> {
             self.close(i);
             return;
         }
-        let counted = now >= self.shared.measure_start;
-        if counted && !self.budget_left() {
-            self.close(i);
+        let (counted, intended) = match self.plan.rate {
+            Some(rate) => match self.next_slot(rate) {
+                Some(slot) => slot,
+                None => return self.close(i),
+            },
+            None => {
+                let counted = now >= self.shared.measure_start;
+                if counted {
+                    if !self.budget_left() {
+                        return self.close(i);
+                    }
+                    self.started += 1;
+                }
+                (counted, now)
+            }
+        };
+        if intended > now {
+            // The slot is reserved now so the schedule stays exact.
+            let c = &mut self.conns[i];
+            c.counted = counted;
+            c.t_intended = intended;
+            c.phase = Phase::Parked;
+            self.parked.push_back(i);
             return;
         }
-        let intended = match (self.plan.rate, counted) {
-            (Some(rate), true) => {
-                let at =
-                    self.shared.measure_start + Duration::from_secs_f64(self.started as f64 / rate);
-                if at > now {
-                    // Reserve the slot now so the schedule stays exact.
-                    self.started += 1;
-                    let c = &mut self.conns[i];
-                    c.counted = true;
-                    c.t_intended = at;
-                    c.phase = Phase::Parked;
-                    self.parked.push_back(i);
-                    return;
-                }
-                at
-            }
-            _ => now,
-        };
-        if counted {
-            self.started += 1;
-        }
         self.begin(i, counted, intended, now);
+    }
+
+    /// The next open-loop slot: whether it is measured, and its send time.
+    /// Warm-up runs on the same schedule from the start of the run (a
+    /// server warmed up flat out would be in another state than the rate
+    /// asks for); measured slots count from `measure_start`. None when the
+    /// measured budget (-n) is spent.
+    fn next_slot(&mut self, rate: f64) -> Option<(bool, Instant)> {
+        if self.warm_slots < self.warm_total {
+            let at = slot_time(self.shared.run_start, self.warm_slots, rate);
+            self.warm_slots += 1;
+            return Some((false, at));
+        }
+        if !self.budget_left() {
+            return None;
+        }
+        let at = slot_time(self.shared.measure_start, self.started, rate);
+        self.started += 1;
+        Some((true, at))
     }
 
     fn wake_parked(&mut self, now: Instant) {
@@ -255,8 +373,8 @@ impl<'a> Worker<'a> {
                 break;
             }
             self.parked.pop_front();
-            let intended = self.conns[i].t_intended;
-            self.begin(i, true, intended, now);
+            let (counted, intended) = (self.conns[i].counted, self.conns[i].t_intended);
+            self.begin(i, counted, intended, now);
         }
     }
 
@@ -277,6 +395,11 @@ impl<'a> Worker<'a> {
         }
         c.reused = false;
         self.close_socket(i);
+        self.connect(i);
+    }
+
+    /// Opens a fresh connection for the request on `i`.
+    fn connect(&mut self, i: usize) {
         match TcpStream::connect(self.shared.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
@@ -295,6 +418,28 @@ impl<'a> Worker<'a> {
             }
             Err(e) => self.fail(i, Failure::Connect, format!("connect: {e}")),
         }
+    }
+
+    /// The server closed the connection before any byte of the response.
+    /// On a kept-alive connection that is the server shutting an idle
+    /// connection as the request crossed it (ab: "server has legitimately
+    /// shut down an idle keep alive request"), not a failed request, so the
+    /// request is sent again on a fresh connection. That one is not reused,
+    /// so a second close before any byte is a real failure: one retry at
+    /// most.
+    fn closed_unanswered(&mut self, i: usize, kind: Failure, msg: String) {
+        let c = &mut self.conns[i];
+        if !(c.reused && c.t_first.is_none()) {
+            return self.fail(i, kind, msg);
+        }
+        if c.counted {
+            self.stats.keep_alive_retries += 1;
+        }
+        c.reused = false;
+        c.t_start = Instant::now();
+        c.parser.reset();
+        self.close_socket(i);
+        self.connect(i);
     }
 
     fn on_ready(&mut self, i: usize) {
@@ -335,15 +480,25 @@ impl<'a> Worker<'a> {
         let Some(s) = c.stream.as_mut() else { return };
         while off < req.len() {
             match s.write(&req[off..]) {
-                Ok(0) => return self.fail(i, Failure::Exception, "send: connection closed".into()),
+                Ok(0) => {
+                    let msg = "send: connection closed".into();
+                    return self.closed_unanswered(i, Failure::Exception, msg);
+                }
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     c.phase = Phase::Sending(off);
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if is_peer_close(&e) => {
+                    let msg = format!("send: {e}");
+                    return self.closed_unanswered(i, Failure::Exception, msg);
+                }
                 Err(e) => return self.fail(i, Failure::Exception, format!("send: {e}")),
             }
+        }
+        if c.counted && self.shared.sends_body {
+            self.stats.body_sent += req.len() as u64;
         }
         c.t_sent = Instant::now();
         // No read here: the response cannot have arrived in the microsecond
@@ -360,7 +515,7 @@ impl<'a> Worker<'a> {
                 Ok(0) => {
                     return match c.parser.feed_eof() {
                         Ok(Some(info)) => self.complete(i, info, false),
-                        Ok(None) => self.fail(
+                        Ok(None) => self.closed_unanswered(
                             i,
                             Failure::Receive,
                             "receive: connection closed before the response".into(),
@@ -371,6 +526,10 @@ impl<'a> Worker<'a> {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_peer_close(&e) => {
+                    let msg = format!("receive: {e}");
+                    return self.closed_unanswered(i, Failure::Receive, msg);
+                }
                 Err(e) => return self.fail(i, Failure::Receive, format!("receive: {e}")),
             };
             if c.t_first.is_none() {
@@ -435,22 +594,34 @@ impl<'a> Worker<'a> {
             }
             st.total_bytes += info.head_bytes + info.wire_body_bytes;
             st.html_bytes += info.body_bytes;
-            st.body_sent += self.shared.body_len;
             if info.server.is_some() && st.server_software.is_none() {
                 st.server_software = info.server;
             }
-            match self.first_length {
+            let baseline = match self.doc_length {
+                Some(len) => len,
                 None => {
-                    self.first_length = Some(info.body_bytes);
-                    st.document_length = Some(info.body_bytes);
+                    // ab holds every response to the run's first one, so the
+                    // baseline is shared by all threads: set by the first
+                    // response anywhere, learned once by every thread.
+                    let len = match self.shared.doc_length.compare_exchange(
+                        NO_LENGTH,
+                        info.body_bytes,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => info.body_bytes,
+                        Err(set) => set,
+                    };
+                    self.doc_length = Some(len);
+                    st.document_length = Some(len);
+                    len
                 }
-                Some(len) if len != info.body_bytes => {
-                    st.variable_length = true;
-                    if !self.shared.variable_length {
-                        st.failures.length += 1;
-                    }
+            };
+            if baseline != info.body_bytes {
+                st.variable_length = true;
+                if !self.shared.variable_length {
+                    st.failures.length += 1;
                 }
-                _ => {}
             }
             self.finished += 1;
             self.progress.0.fetch_add(1, Ordering::Relaxed);
@@ -509,10 +680,66 @@ impl<'a> Worker<'a> {
     }
 }
 
+impl Conn {
+    /// A measured request is on the wire (not waiting for its slot).
+    fn in_flight(&self) -> bool {
+        self.counted && !matches!(self.phase, Phase::Free | Phase::Parked)
+    }
+}
+
+/// Errors that mean the peer closed or reset the connection.
+fn is_peer_close(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+    )
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Failure {
     Connect,
     Receive,
     Exception,
     Timeout,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_before_counts_the_slots_strictly_before_the_end() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        for (rate, span, want) in [
+            (100.0, ms(1000), 100),
+            (100.0, ms(1001), 101),
+            (3.0, ms(1000), 3),
+            (7.0, ms(0), 0),
+            (1000.0, ms(1), 1),
+            (0.5, ms(4500), 3),
+        ] {
+            assert_eq!(
+                slots_before(t0, t0 + span, rate),
+                want,
+                "{rate}/s for {span:?}"
+            );
+        }
+        // Whatever the rate, the count agrees with the schedule itself.
+        for rate in [1.0 / 3.0, 33.3, 999.9, 12_345.678, 1e6] {
+            let end = t0 + ms(1234);
+            let k = slots_before(t0, end, rate);
+            assert!(slot_time(t0, k, rate) >= end, "{rate}");
+            assert!(k == 0 || slot_time(t0, k - 1, rate) < end, "{rate}");
+        }
+    }
+
+    #[test]
+    fn slot_times_stay_representable_at_absurd_rates() {
+        let t0 = Instant::now();
+        let far = slot_time(t0, u64::MAX, 1e-300);
+        assert!(far > t0);
+    }
 }

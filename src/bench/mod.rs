@@ -8,7 +8,7 @@ pub mod render;
 pub mod result;
 pub mod stats;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use config::{BenchConfig, ConfigError, RequestSpec, Target};
@@ -23,14 +23,8 @@ const FD_HEADROOM: u64 = 64;
 /// Raises the soft open-file limit to the hard limit and checks that
 /// `connections` sockets fit.
 pub fn ensure_fd_limit(connections: usize) -> Result<(), ConfigError> {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)
+    let soft = crate::rlimit::raise_nofile_limit()
         .map_err(|e| ConfigError(format!("cannot read the open-file limit: {e}")))?;
-    let soft = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
-        hard
-    } else {
-        soft
-    };
     let need = connections as u64 + FD_HEADROOM;
     if need > soft {
         return Err(ConfigError(format!(
@@ -82,14 +76,16 @@ pub fn run(
     let shared = Shared {
         addr: cfg.target.addr,
         request,
-        body_len: cfg.request.body.as_ref().map_or(0, |b| b.len() as u64),
+        sends_body: cfg.request.body.is_some(),
         head_request: cfg.request.is_head(),
         keep_alive: cfg.request.keep_alive,
         timeout: cfg.timeout,
         variable_length: cfg.variable_length,
+        run_start: started,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
         stop: AtomicBool::new(false),
+        doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
     let plans = plans(cfg);
     let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();

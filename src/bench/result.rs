@@ -28,6 +28,10 @@ pub struct RunInfo {
     pub duration_s: Option<f64>,
     pub rate: Option<f64>,
     pub timeout_s: f64,
+    /// -l: responses may vary in length; the report says "Variable" as ab's
+    /// does. Absent in files from before it was recorded.
+    #[serde(default)]
+    pub accept_variable_length: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +58,7 @@ impl BenchResult {
                 duration_s: cfg.duration.map(|d| d.as_secs_f64()),
                 rate: cfg.rate,
                 timeout_s: cfg.timeout.as_secs_f64(),
+                accept_variable_length: cfg.variable_length,
             },
             elapsed,
             stats,
@@ -84,12 +89,20 @@ impl BenchResult {
 
     /// Combines runs made at the same time by several clients: counts and
     /// histograms add up, the time taken is the longest run, concurrency
-    /// is the sum. Latency statistics are exactly those of one run that
-    /// saw every request.
-    pub fn merge(results: &[BenchResult]) -> anyhow::Result<BenchResult> {
-        let first = results
-            .first()
-            .ok_or_else(|| anyhow::anyhow!("nothing to merge"))?;
+    /// and rate are sums. Latency statistics are exactly those of one run
+    /// that saw every request. Open-loop and closed-loop runs measure
+    /// different things (latency from the schedule or from the send), so
+    /// they are not mixed.
+    pub fn merge(results: &[BenchResult]) -> Result<BenchResult, MergeError> {
+        let first = results.first().ok_or(MergeError::Empty)?;
+        let open = |r: &BenchResult| r.info.rate.is_some();
+        if let Some(other) = results.iter().position(|r| open(r) != open(first)) {
+            let (open_run, closed_run) = if open(first) { (0, other) } else { (other, 0) };
+            return Err(MergeError::MixedLoops {
+                open: open_run,
+                closed: closed_run,
+            });
+        }
         let mut out = first.clone();
         for r in &results[1..] {
             if r.info.url != out.info.url || r.info.method != out.info.method {
@@ -106,9 +119,22 @@ impl BenchResult {
                 (Some(a), Some(b)) => Some(a + b),
                 _ => None,
             };
+            out.info.rate = out.info.rate.zip(r.info.rate).map(|(a, b)| a + b);
+            out.info.accept_variable_length |= r.info.accept_variable_length;
         }
         Ok(out)
     }
+}
+
+/// Why runs cannot be merged; indices are positions in the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("nothing to merge")]
+    Empty,
+    #[error(
+        "cannot merge an open-loop run (--rate, run {open}) with a closed-loop run (run {closed})"
+    )]
+    MixedLoops { open: usize, closed: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,6 +187,11 @@ pub struct BenchJson {
     pub failures: Failures,
     pub timeouts: u64,
     pub in_flight_at_end: u64,
+    /// Open loop with a time limit: slots due that never went out.
+    #[serde(default)]
+    pub missed: u64,
+    #[serde(default)]
+    pub keep_alive_retries: u64,
     pub non_2xx: u64,
     pub keep_alive_requests: u64,
     pub status_classes: StatusClasses,
@@ -196,6 +227,8 @@ impl BenchJson {
             failures: s.failures,
             timeouts: s.timeouts,
             in_flight_at_end: s.in_flight_at_end,
+            missed: s.missed,
+            keep_alive_retries: s.keep_alive_retries,
             non_2xx: s.non_2xx,
             keep_alive_requests: s.keep_alive_requests,
             status_classes: StatusClasses {
@@ -255,6 +288,8 @@ impl BenchJson {
             failures: self.failures,
             timeouts: self.timeouts,
             in_flight_at_end: self.in_flight_at_end,
+            missed: self.missed,
+            keep_alive_retries: self.keep_alive_retries,
             hit_deadline: false,
             non_2xx: self.non_2xx,
             keep_alive_requests: self.keep_alive_requests,
@@ -273,5 +308,66 @@ impl BenchJson {
             elapsed: Duration::from_secs_f64(self.time_taken_s.max(0.0)),
             stats,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::config::{RequestSpec, Target};
+
+    fn result(rate: Option<f64>, accept_variable_length: bool) -> BenchResult {
+        let cfg = BenchConfig {
+            target: Target::parse("http://127.0.0.1:9/").unwrap(),
+            request: RequestSpec {
+                method: "GET".into(),
+                ..RequestSpec::default()
+            },
+            requests: Some(10),
+            duration: None,
+            concurrency: 2,
+            threads: 1,
+            timeout: Duration::from_secs(1),
+            rate,
+            warmup: None,
+            variable_length: accept_variable_length,
+        };
+        let mut stats = Stats::new(rate.is_some());
+        stats.complete = 10;
+        stats.missed = 1;
+        stats.keep_alive_retries = 2;
+        BenchResult::new(&cfg, stats, Duration::from_secs(1))
+    }
+
+    #[test]
+    fn open_and_closed_loop_runs_do_not_merge() {
+        let open = result(Some(100.0), false);
+        let closed = result(None, false);
+        let err = BenchResult::merge(&[closed.clone(), closed.clone(), open.clone()]).unwrap_err();
+        assert_eq!(err, MergeError::MixedLoops { open: 2, closed: 0 });
+        let err = BenchResult::merge(&[open.clone(), closed]).unwrap_err();
+        assert_eq!(err, MergeError::MixedLoops { open: 0, closed: 1 });
+        assert_eq!(BenchResult::merge(&[]).unwrap_err(), MergeError::Empty);
+    }
+
+    #[test]
+    fn merged_runs_add_rates_and_counters() {
+        let a = result(Some(100.0), false);
+        let b = result(Some(50.0), true);
+        let m = BenchResult::merge(&[a, b]).unwrap();
+        assert_eq!(m.info.rate, Some(150.0));
+        assert!(m.info.accept_variable_length);
+        assert_eq!((m.stats.complete, m.stats.missed), (20, 2));
+        assert_eq!(m.stats.keep_alive_retries, 4);
+        assert_eq!(m.info.concurrency, 4);
+    }
+
+    #[test]
+    fn json_round_trip_keeps_the_new_counters() {
+        let r = result(Some(100.0), true);
+        let back = BenchJson::from_result(&r).into_result().unwrap();
+        assert_eq!(back.stats.missed, 1);
+        assert_eq!(back.stats.keep_alive_retries, 2);
+        assert!(back.info.accept_variable_length);
     }
 }

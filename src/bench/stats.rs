@@ -25,7 +25,9 @@ pub struct Latencies {
     pub waiting: Histogram<u64>,
     /// Total minus connect.
     pub processing: Histogram<u64>,
-    /// Scheduled send time to last byte (open loop only).
+    /// Scheduled send time to last byte (open loop only). When a time limit
+    /// ends the run, requests still in flight and slots that never went out
+    /// are in it too, as waiting until the limit.
     pub corrected: Option<Histogram<u64>>,
 }
 
@@ -81,6 +83,12 @@ pub struct Stats {
     pub timeouts: u64,
     /// Requests still in flight when a time limit ended the run.
     pub in_flight_at_end: u64,
+    /// Open loop: slots due before the time limit that never got a
+    /// connection to go out on.
+    pub missed: u64,
+    /// Requests sent again because the server closed a kept-alive
+    /// connection before answering (not failures, as in ab).
+    pub keep_alive_retries: u64,
     /// A time limit (not the request count) ended the run.
     pub hit_deadline: bool,
     pub non_2xx: u64,
@@ -93,7 +101,8 @@ pub struct Stats {
     pub total_bytes: u64,
     /// Body bytes received after transfer decoding.
     pub html_bytes: u64,
-    /// Request body bytes sent.
+    /// Whole request bytes (head and body) sent for requests with a body:
+    /// ab's "Total body sent".
     pub body_sent: u64,
     /// Length of the first response's body (ab's Document Length).
     pub document_length: Option<u64>,
@@ -110,6 +119,8 @@ impl Stats {
             failures: Failures::default(),
             timeouts: 0,
             in_flight_at_end: 0,
+            missed: 0,
+            keep_alive_retries: 0,
             hit_deadline: false,
             non_2xx: 0,
             keep_alive_requests: 0,
@@ -143,6 +154,8 @@ impl Stats {
         self.failures.exceptions += o.failures.exceptions;
         self.timeouts += o.timeouts;
         self.in_flight_at_end += o.in_flight_at_end;
+        self.missed += o.missed;
+        self.keep_alive_retries += o.keep_alive_retries;
         self.hit_deadline |= o.hit_deadline;
         self.non_2xx += o.non_2xx;
         self.keep_alive_requests += o.keep_alive_requests;

@@ -59,7 +59,7 @@ pub struct BenchArgs {
     /// Output CSV file with percentages served.
     #[arg(short = 'e', value_name = "csvfile")]
     pub csvfile: Option<PathBuf>,
-    /// Add a Cookie header, eg. 'Apache=1234' (repeatable).
+    /// Add a cookie, eg. 'Apache=1234' (repeatable; all go in one Cookie header).
     #[arg(short = 'C', value_name = "attribute")]
     pub cookies: Vec<String>,
     /// Add Basic WWW Authentication, 'user:password'.
@@ -72,7 +72,7 @@ pub struct BenchArgs {
     /// measure latency from the scheduled time.
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Apply load for this long before measuring.
+    /// Apply load for this long before measuring (at --rate when given).
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
     /// Report format.
@@ -97,9 +97,19 @@ impl BenchArgs {
             std::fs::read(p)
                 .map_err(|e| usage(format!("cannot read {what} file {}: {e}", p.display())))
         };
+        // ab refuses to mix HEAD, POST and PUT ("Cannot mix POST with other
+        // methods"); so does loadlab, whatever the order of the flags.
+        match (self.head, &self.postfile, &self.putfile, &self.method) {
+            (true, Some(_), _, _) => return Err(usage("cannot mix HEAD (-i) with POST (-p)")),
+            (true, _, Some(_), _) => return Err(usage("cannot mix HEAD (-i) with PUT (-u)")),
+            (_, Some(_), Some(_), _) => return Err(usage("cannot mix POST (-p) with PUT (-u)")),
+            (true, _, _, Some(m)) if m != "HEAD" => {
+                return Err(usage(format!("cannot mix HEAD (-i) with -m {m}")))
+            }
+            _ => {}
+        }
         let (body, default_method) = match (&self.postfile, &self.putfile) {
-            (Some(_), Some(_)) => return Err(usage("-p and -u cannot be used together")),
-            (Some(p), None) => (Some(Bytes::from(read(p, "POST")?)), "POST"),
+            (Some(p), _) => (Some(Bytes::from(read(p, "POST")?)), "POST"),
             (None, Some(p)) => (Some(Bytes::from(read(p, "PUT")?)), "PUT"),
             (None, None) if self.head => (None, "HEAD"),
             (None, None) => (None, "GET"),
@@ -125,7 +135,17 @@ impl BenchArgs {
             if n.trim().is_empty() || h.contains(['\r', '\n']) {
                 return Err(usage(format!("invalid header '{h}'")));
             }
-            headers.push((n.trim().to_string(), v.trim().to_string()));
+            // A second framing header would make the request ambiguous; the
+            // body's length comes from the -p/-u file.
+            let n = n.trim();
+            if n.eq_ignore_ascii_case("content-length")
+                || n.eq_ignore_ascii_case("transfer-encoding")
+            {
+                return Err(usage(format!(
+                    "-H cannot set {n}: loadlab frames the -p/-u body itself"
+                )));
+            }
+            headers.push((n.to_string(), v.trim().to_string()));
         }
         if self
             .cookies

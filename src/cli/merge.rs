@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::values::UsageError;
 use crate::bench::render::{render, Format};
-use crate::bench::result::{BenchJson, BenchResult};
+use crate::bench::result::{BenchJson, BenchResult, MergeError};
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -38,7 +38,14 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
                 .map_err(|e| UsageError(format!("{}: {e}", f.display())))?,
         );
     }
-    let merged = BenchResult::merge(&results)?;
+    let merged = BenchResult::merge(&results).map_err(|e| match e {
+        MergeError::MixedLoops { open, closed } => UsageError(format!(
+            "cannot merge {} (open loop, --rate) with {} (closed loop): their latencies are measured from different instants",
+            args.files[open].display(),
+            args.files[closed].display()
+        )),
+        e => UsageError(e.to_string()),
+    })?;
     let text = render(&merged, args.format);
     match &args.out {
         Some(p) => std::fs::write(p, text)

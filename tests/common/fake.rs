@@ -1,6 +1,7 @@
 //! A deliberately misbehaving HTTP server for testing how the load
 //! generator counts failures: it closes early, varies its lengths, stalls,
-//! or pauses everyone once. Loopback only, stopped on drop.
+//! pauses everyone once, closes kept-alive connections, or records exactly
+//! what it was sent. Loopback only, stopped on drop.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,19 +20,37 @@ pub enum Behaviour {
     /// Answers normally, but after `after` requests every connection
     /// waits out one `pause` before answering.
     PauseOnce { after: u64, pause: Duration },
+    /// Records every request byte for byte (head and body) in `captured`
+    /// and answers 200 with the body "ok".
+    Capture,
+    /// Answers keep-alive requests, but closes each connection after this
+    /// many responses without announcing it (no `Connection: close`), as a
+    /// server does when it drops an idle kept-alive connection.
+    CloseAfter(u64),
+    /// Answers the first request it ever gets (keep-alive) and closes that
+    /// connection; every later request is read and its connection closed
+    /// without a byte.
+    AnswerFirstOnly,
+    /// Body length 10 + the connection's accept order (0, 1, ...): lengths
+    /// differ between connections, never on one connection.
+    LengthPerConnection,
 }
 
 pub struct FakeServer {
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
     accept: Option<std::thread::JoinHandle<()>>,
+    /// Requests read so far (complete heads, bodies included).
     pub requests: Arc<AtomicU64>,
+    /// `Behaviour::Capture`: every request as received.
+    pub captured: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 struct Shared {
     behaviour: Behaviour,
     stop: Arc<AtomicBool>,
     requests: Arc<AtomicU64>,
+    captured: Arc<Mutex<Vec<Vec<u8>>>>,
     pause_until: Mutex<Option<Instant>>,
 }
 
@@ -41,20 +60,22 @@ impl FakeServer {
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
+        let captured = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::new(Shared {
             behaviour,
             stop: stop.clone(),
             requests: requests.clone(),
+            captured: captured.clone(),
             pause_until: Mutex::new(None),
         });
         let accept = std::thread::spawn(move || {
-            for conn in listener.incoming() {
+            for (index, conn) in (0u64..).zip(listener.incoming()) {
                 if shared.stop.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
                 let shared = shared.clone();
-                std::thread::spawn(move || serve(conn, &shared));
+                std::thread::spawn(move || serve(conn, &shared, index));
             }
         });
         FakeServer {
@@ -62,11 +83,17 @@ impl FakeServer {
             stop,
             accept: Some(accept),
             requests,
+            captured,
         }
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
+    }
+
+    /// Takes the requests captured so far, leaving none.
+    pub fn take_captured(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.captured.lock().unwrap())
     }
 }
 
@@ -80,37 +107,80 @@ impl Drop for FakeServer {
     }
 }
 
-/// Reads one request head; returns whether it asked for keep-alive.
-fn read_head(conn: &mut TcpStream, stop: &AtomicBool) -> Option<bool> {
-    let mut buf = Vec::new();
-    let mut b = [0u8; 1024];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match conn.read(&mut b) {
-            Ok(0) => return None,
-            Ok(n) => buf.extend_from_slice(&b[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                if stop.load(Ordering::SeqCst) {
-                    return None;
-                }
-            }
-            Err(_) => return None,
-        }
-    }
-    let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
-    Some(text.contains("connection: keep-alive"))
+/// One request as read off the wire.
+struct Request {
+    raw: Vec<u8>,
+    keep_alive: bool,
+    head: bool,
 }
 
-fn serve(mut conn: TcpStream, s: &Shared) {
+/// Reads whole requests (head, then a Content-Length body); bytes read
+/// past one request are kept for the next.
+#[derive(Default)]
+struct Reader {
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    fn next(&mut self, conn: &mut TcpStream, stop: &AtomicBool) -> Option<Request> {
+        let mut b = [0u8; 4096];
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head_len = end + 4;
+                let text = String::from_utf8_lossy(&self.buf[..head_len]).to_ascii_lowercase();
+                let body_len = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if self.buf.len() >= head_len + body_len {
+                    let raw: Vec<u8> = self.buf.drain(..head_len + body_len).collect();
+                    return Some(Request {
+                        raw,
+                        keep_alive: text.contains("connection: keep-alive"),
+                        head: text.starts_with("head "),
+                    });
+                }
+            }
+            match conn.read(&mut b) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&b[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if stop.load(Ordering::SeqCst) {
+                        return None;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// Writes a 200 response; false if the client is gone.
+fn respond(conn: &mut TcpStream, keep: bool, body: &str, head: bool) -> bool {
+    let conn_hdr = if keep { "keep-alive" } else { "close" };
+    let r = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: {conn_hdr}\r\n\r\n{}",
+        body.len(),
+        if head { "" } else { body }
+    );
+    conn.write_all(r.as_bytes()).is_ok()
+}
+
+fn serve(mut conn: TcpStream, s: &Shared, index: u64) {
     let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));
     let _ = conn.set_nodelay(true);
-    while let Some(keep) = read_head(&mut conn, &s.stop) {
+    let mut reader = Reader::default();
+    let mut on_this_conn = 0;
+    while let Some(req) = reader.next(&mut conn, &s.stop) {
         let n = s.requests.fetch_add(1, Ordering::SeqCst) + 1;
-        let conn_hdr = if keep { "keep-alive" } else { "close" };
+        on_this_conn += 1;
+        let keep = req.keep_alive;
         match s.behaviour {
             Behaviour::CloseEarly => {
                 let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial");
@@ -124,11 +194,7 @@ fn serve(mut conn: TcpStream, s: &Shared) {
             }
             Behaviour::VaryingLength => {
                 let body = "x".repeat(10 + (n % 7) as usize);
-                let r = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: {conn_hdr}\r\n\r\n{body}",
-                    body.len()
-                );
-                if conn.write_all(r.as_bytes()).is_err() {
+                if !respond(&mut conn, keep, &body, req.head) {
                     return;
                 }
             }
@@ -146,10 +212,30 @@ fn serve(mut conn: TcpStream, s: &Shared) {
                         std::thread::sleep(t - now);
                     }
                 }
-                let r = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: {conn_hdr}\r\n\r\nok"
-                );
-                if conn.write_all(r.as_bytes()).is_err() {
+                if !respond(&mut conn, keep, "ok", req.head) {
+                    return;
+                }
+            }
+            Behaviour::Capture => {
+                s.captured.lock().unwrap().push(req.raw);
+                if !respond(&mut conn, keep, "ok", req.head) {
+                    return;
+                }
+            }
+            Behaviour::CloseAfter(limit) => {
+                if !respond(&mut conn, keep, "ok", req.head) || on_this_conn >= limit {
+                    return;
+                }
+            }
+            Behaviour::AnswerFirstOnly => {
+                if n == 1 {
+                    respond(&mut conn, keep, "ok", req.head);
+                }
+                return;
+            }
+            Behaviour::LengthPerConnection => {
+                let body = "x".repeat(10 + index as usize);
+                if !respond(&mut conn, keep, &body, req.head) {
                     return;
                 }
             }

@@ -372,3 +372,4 @@ pub fn fd_count(pid: i32) -> usize {
         .unwrap_or(0)
 }
 pub mod fake;
+pub mod schema;

@@ -51,13 +51,16 @@ pub fn ab_report(r: &BenchResult) -> String {
     let _ = writeln!(o, "Server Hostname:        {}", i.host);
     let _ = writeln!(o, "Server Port:            {}\n", i.port);
     let _ = writeln!(o, "Document Path:          {}", i.path);
-    match (s.variable_length, s.document_length) {
-        (true, _) => {
-            let _ = writeln!(o, "Document Length:        Variable\n");
-        }
-        (false, len) => {
-            let _ = writeln!(o, "Document Length:        {} bytes\n", len.unwrap_or(0));
-        }
+    // As ab: "Variable" exactly when -l was given; otherwise the first
+    // response's length, with mismatches counted under Failed (Length).
+    if i.accept_variable_length {
+        let _ = writeln!(o, "Document Length:        Variable\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "Document Length:        {} bytes\n",
+            s.document_length.unwrap_or(0)
+        );
     }
     let _ = writeln!(o, "Concurrency Level:      {}", i.concurrency);
     let _ = writeln!(o, "Time taken for tests:   {:.3} seconds", r.seconds());
@@ -160,6 +163,20 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
             "  Requests in flight at the time limit: {}",
             s.in_flight_at_end
         );
+        if r.info.rate.is_some() {
+            let _ = writeln!(
+                o,
+                "  Scheduled requests missed (due before the limit, no free connection): {}",
+                s.missed
+            );
+        }
+    }
+    if r.info.keep_alive {
+        let _ = writeln!(
+            o,
+            "  Requests resent after the server closed an idle keep-alive connection: {}",
+            s.keep_alive_retries
+        );
     }
     if s.errors.is_empty() {
         let _ = writeln!(o, "  Errors by kind: none");
@@ -174,6 +191,12 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
             o,
             "  Open loop at {rate} req/s: latency from the scheduled send time (corrected) vs from the actual send (uncorrected), ms"
         );
+        if s.hit_deadline || s.missed > 0 || s.in_flight_at_end > 0 {
+            let _ = writeln!(
+                o,
+                "  (corrected includes requests in flight and missed at the time limit, as waiting until it)"
+            );
+        }
         let _ = writeln!(
             o,
             "    {:>7}  {:>10}  {:>11}",
@@ -213,4 +236,52 @@ pub fn percentile_csv(r: &BenchResult) -> String {
         let _ = writeln!(o, "{p},{:.3}", us as f64 / 1000.0);
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::bench::{BenchConfig, RequestSpec, Stats, Target};
+
+    fn report(variable_length: bool, document_length: Option<u64>, varied: bool) -> String {
+        let cfg = BenchConfig {
+            target: Target::parse("http://127.0.0.1:9/x").unwrap(),
+            request: RequestSpec {
+                method: "GET".into(),
+                ..RequestSpec::default()
+            },
+            requests: Some(1),
+            duration: None,
+            concurrency: 1,
+            threads: 1,
+            timeout: Duration::from_secs(1),
+            rate: None,
+            warmup: None,
+            variable_length,
+        };
+        let mut stats = Stats::new(false);
+        stats.document_length = document_length;
+        stats.variable_length = varied;
+        ab_report(&BenchResult::new(&cfg, stats, Duration::from_secs(1)))
+    }
+
+    fn doc_line(r: &str) -> &str {
+        r.lines()
+            .find(|l| l.starts_with("Document Length:"))
+            .unwrap()
+    }
+
+    #[test]
+    fn document_length_is_variable_exactly_when_l_is_given() {
+        // ab: "Variable" whenever -l is given, even if nothing varied; the
+        // first response's length otherwise, even if later ones differed.
+        let v = "Document Length:        Variable";
+        assert_eq!(doc_line(&report(true, Some(500), false)), v);
+        assert_eq!(doc_line(&report(true, Some(500), true)), v);
+        let fixed = "Document Length:        500 bytes";
+        assert_eq!(doc_line(&report(false, Some(500), false)), fixed);
+        assert_eq!(doc_line(&report(false, Some(500), true)), fixed);
+    }
 }

@@ -1,13 +1,32 @@
-//! `loadlab stress` end to end: a small matrix where clients outnumber
-//! server workers finishes with 0 failures, writes its three files, and
-//! leaves no temporary files or scratch space behind.
+//! `loadlab stress` end to end, through the CLI: a small matrix where
+//! clients outnumber server workers finishes with 0 failures, writes its
+//! three files, and leaves no temporary files or scratch space behind;
+//! the quick E2 preset; clients that time out; a server that does not
+//! start; `--scratch`; `--url`.
 
 mod common;
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use common::*;
+
+/// The stdout table's columns, as documented in `loadlab stress --help`.
+const COLUMNS: [&str; 11] = [
+    "op",
+    "size",
+    "clients",
+    "workers",
+    "model",
+    "time (s)",
+    "per client (MB/s)",
+    "aggregate (MB/s)",
+    "succeeded",
+    "failed",
+    "verified",
+];
 
 /// Runs `loadlab stress ARGS` with TMPDIR pointing at `tmp`, so that
 /// anything left in the scratch space shows up there.
@@ -43,6 +62,46 @@ fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
         .collect()
 }
 
+fn json_file(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn num(r: &std::collections::HashMap<String, String>, k: &str) -> usize {
+    r[k].parse().unwrap_or_else(|_| panic!("{k} in {r:?}"))
+}
+
+/// Every transfer is counted once: succeeded + failed = clients, and a
+/// transfer succeeds only once verified.
+fn assert_counts_agree(rows: &[std::collections::HashMap<String, String>]) {
+    for r in rows {
+        assert_eq!(
+            num(r, "succeeded") + num(r, "failed"),
+            num(r, "clients"),
+            "{r:?}"
+        );
+        assert_eq!(num(r, "verified"), num(r, "succeeded"), "{r:?}");
+        if num(r, "succeeded") == 0 {
+            assert_eq!(r["aggregate_bps"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+            assert_eq!(r["per_client_bps"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+        }
+    }
+}
+
+/// The stdout table's header line has exactly the documented columns
+/// (names contain single spaces; columns are separated by two or more).
+fn assert_table_columns(stdout: &str) {
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("op "))
+        .unwrap_or_else(|| panic!("no table header in:\n{stdout}"));
+    let cols: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cols, COLUMNS, "{header}");
+}
+
 #[test]
 fn ten_clients_one_worker_zero_failures_and_clean() {
     let tmp = tempfile::tempdir().unwrap();
@@ -74,8 +133,10 @@ fn ten_clients_one_worker_zero_failures_and_clean() {
     );
     assert!(stdout.contains("80 transfers, 0 failed"), "{stdout}");
 
+    assert_table_columns(&stdout);
     let rows = csv_rows(&out_dir.path().join("stress.csv"));
     assert_eq!(rows.len(), 2 * 2 * 2, "ops x sizes x models");
+    assert_counts_agree(&rows);
     for r in &rows {
         assert_eq!(r["clients"], "10");
         assert_eq!(r["server_workers"], "1");
@@ -148,8 +209,21 @@ fn url_mode_against_a_running_server_leaves_its_dir_empty() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The API hides temporary files, so a remote server's cannot be
+    // counted: the run says so instead of claiming 0.
+    assert!(
+        stdout.contains("temporary files left: not checked (remote server)"),
+        "{stdout}"
+    );
+    let json = json_file(&out_dir.path().join("stress.json"));
+    assert!(json["leftover_temp_files"].is_null(), "{json}");
+    assert_eq!(json["leftover_files"], 0);
+    let md = std::fs::read_to_string(out_dir.path().join("stress.md")).unwrap();
+    assert!(md.contains("temporary files left: not checked (remote server)"));
     let rows = csv_rows(&out_dir.path().join("stress.csv"));
     assert_eq!(rows.len(), 2);
+    assert_counts_agree(&rows);
     assert!(rows
         .iter()
         .all(|r| r["model"] == "external" && r["failed"] == "0"));
@@ -175,6 +249,7 @@ fn bad_arguments_are_one_line_and_exit_2() {
         &["--timeout", "soon"],
         &["--url", "ftp://x"],
         &["--url", "http://127.0.0.1:1", "--models", "prefork"],
+        &["--scratch", "/dev/null"],
     ] {
         let out = stress(tmp.path(), args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -182,4 +257,224 @@ fn bad_arguments_are_one_line_and_exit_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn quick_e2_preset_runs_clean_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let out = stress(
+        tmp.path(),
+        &[
+            "--preset",
+            "e2",
+            "--quick",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let took = t0.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_table_columns(&stdout);
+    assert!(stdout.contains(", 0 failed;"), "{stdout}");
+    let rows = csv_rows(&out_dir.path().join("stress.csv"));
+    // --quick keeps E2's shape: 2 ops x 2 sizes x 2 client pools x 2
+    // server pools x 2 models.
+    assert_eq!(rows.len(), 32);
+    assert_counts_agree(&rows);
+    assert!(rows.iter().all(|r| r["failed"] == "0"), "{rows:?}");
+    assert!(
+        rows.iter()
+            .any(|r| num(r, "clients") > num(r, "server_workers")),
+        "no cell where clients outnumber server workers"
+    );
+    let json = json_file(&out_dir.path().join("stress.json"));
+    assert_eq!(json["rows"].as_array().unwrap().len(), 32);
+    assert_eq!(json["leftover_temp_files"], 0);
+    assert_eq!(json["scratch_removed"], true);
+    let md = std::fs::read_to_string(out_dir.path().join("stress.md")).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 2 + 32);
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "{:?}",
+        leftovers(tmp.path())
+    );
+    // A first look should stay quick; generous, since the machine is shared.
+    assert!(took < Duration::from_secs(120), "took {took:?}");
+}
+
+/// A one-worker server whose worker is held by an upload that never ends:
+/// stress clients queue behind it and must give up at --timeout.
+fn timeout_against_a_busy_worker(model: &str) {
+    let files = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        model,
+        &["--workers", "1", "--files", files.path().to_str().unwrap()],
+    );
+    let mut hog = server.connect();
+    hog.write_all(b"PUT /files/hog.bin HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n")
+        .unwrap();
+    hog.write_all(&[0u8; 1000]).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || leftovers(files.path())
+            .iter()
+            .any(|n| n.starts_with(".upload-"))),
+        "the worker never took the slow upload"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let out = stress(
+        tmp.path(),
+        &[
+            "--url",
+            &server.url("/files/"),
+            "--ops",
+            "upload",
+            "--sizes",
+            "64K",
+            "--clients",
+            "2",
+            "--timeout",
+            "1s",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let took = t0.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 of 2 transfers failed"), "{stderr}");
+    // Transfers, cleanup and listing are each bounded by the 1 s timeout.
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    assert_table_columns(&stdout);
+    let rows = csv_rows(&out_dir.path().join("stress.csv"));
+    assert_eq!(rows.len(), 1);
+    assert_counts_agree(&rows);
+    assert_eq!(
+        (num(&rows[0], "succeeded"), num(&rows[0], "failed")),
+        (0, 2)
+    );
+    assert!(rows[0]["error"].contains("timed out"), "{:?}", rows[0]);
+    assert!(out_dir.path().join("stress.json").is_file());
+    assert!(out_dir.path().join("stress.md").is_file());
+    drop(hog);
+}
+
+#[test]
+fn a_client_that_cannot_be_served_in_time_fails_thread_pool() {
+    timeout_against_a_busy_worker("thread-pool");
+}
+
+#[test]
+fn a_client_that_cannot_be_served_in_time_fails_prefork() {
+    timeout_against_a_busy_worker("prefork");
+}
+
+#[test]
+fn a_server_that_does_not_start_fails_its_cells_and_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    // With 40 descriptors, 100 reactors cannot open their 100 listeners and
+    // that server exits at once; the 1-reactor server after it is fine.
+    let cmd = format!(
+        "ulimit -n 40 && exec '{}' stress --models reactors --server-workers 100,1 \
+         --clients 1,2 --sizes 64K --timeout 30s --out '{}'",
+        loadlab_bin(),
+        out_dir.path().display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &cmd])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_table_columns(&stdout);
+    let rows = csv_rows(&out_dir.path().join("stress.csv"));
+    // Every cell of both servers has a row: 2 ops x 2 client pools x 2.
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert_counts_agree(&rows);
+    for r in &rows {
+        match r["server_workers"].as_str() {
+            "100" => {
+                assert_eq!(num(r, "failed"), num(r, "clients"), "{r:?}");
+                assert!(r["error"].contains("did not start"), "{r:?}");
+            }
+            "1" => assert_eq!(r["failed"], "0", "{r:?}"),
+            w => panic!("unexpected workers {w}"),
+        }
+    }
+    let json = json_file(&out_dir.path().join("stress.json"));
+    assert_eq!(json["rows"].as_array().unwrap().len(), 8);
+    assert!(
+        json["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("did not start")),
+        "{json}"
+    );
+    let md = std::fs::read_to_string(out_dir.path().join("stress.md")).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 2 + 8);
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "{:?}",
+        leftovers(tmp.path())
+    );
+}
+
+#[test]
+fn scratch_flag_holds_the_run_and_is_left_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let scratch = base.path().join("not-yet/there");
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = stress(
+        tmp.path(),
+        &[
+            "--sizes",
+            "64K",
+            "--clients",
+            "2",
+            "--server-workers",
+            "1",
+            "--models",
+            "thread-pool",
+            "--scratch",
+            scratch.to_str().unwrap(),
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = json_file(&out_dir.path().join("stress.json"));
+    let used = json["scratch"].as_str().unwrap();
+    let canon = std::fs::canonicalize(&scratch).unwrap();
+    assert!(
+        Path::new(used).starts_with(&scratch) || Path::new(used).starts_with(&canon),
+        "{used} is not under {}",
+        scratch.display()
+    );
+    assert_eq!(json["scratch_removed"], true);
+    // The directory given is kept (it may be the user's), emptied of ours.
+    assert!(leftovers(&scratch).is_empty(), "{:?}", leftovers(&scratch));
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "TMPDIR was used: {:?}",
+        leftovers(tmp.path())
+    );
 }

@@ -29,6 +29,7 @@ pub enum Preset {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = stress::output::LEGEND)]
 pub struct StressArgs {
     /// Operations, comma-separated: upload, download.
     #[arg(long, value_name = "LIST")]
@@ -57,6 +58,13 @@ pub struct StressArgs {
     /// Directory for stress.csv, stress.json and stress.md.
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
     pub out: PathBuf,
+    /// Where the run makes its scratch directory (created if missing):
+    /// the upload directories and logs of the servers it starts. Client
+    /// files are generated from a seed as they are sent, never stored.
+    /// Removed at the end. Default: the system's temporary directory
+    /// ($TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// Start from a reference matrix; other flags override its lists.
     #[arg(long, value_enum)]
     pub preset: Option<Preset>,
@@ -113,6 +121,12 @@ impl StressArgs {
         if timeout.is_zero() {
             return Err(UsageError("--timeout must be greater than 0".into()));
         }
+        if let Some(dir) = self.scratch.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+            return Err(UsageError(format!(
+                "--scratch {}: not a directory",
+                dir.display()
+            )));
+        }
         let target = match self.url {
             None => Target::Spawn,
             Some(url) => {
@@ -124,6 +138,7 @@ impl StressArgs {
             matrix: m,
             target,
             timeout,
+            scratch: self.scratch,
         })
     }
 }
@@ -211,7 +226,7 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
         "\n{} transfers, {} failed; temporary files left: {}; scratch removed: {}",
         report.transfers(),
         report.failures(),
-        report.leftover_temp_files,
+        report.temp_files_label(),
         if report.scratch_removed { "yes" } else { "no" }
     )?;
     for n in &report.notes {

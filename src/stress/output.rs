@@ -10,9 +10,28 @@ use serde::Serialize;
 use super::matrix::{Matrix, Op};
 
 /// Version of the JSON document's shape; bump on incompatible changes.
+/// The shape is pinned by `docs/schema/stress-v1.schema.json`.
 pub const SCHEMA: &str = "loadlab.stress/1";
 
-/// One cell's result.
+/// What each column means: printed under the Markdown table and in
+/// `loadlab stress --help`, and repeated in the JSON schema.
+pub const LEGEND: &str = "\
+Columns (one row per cell; MB = 10^6 bytes):
+  op, size, clients   the operation, the file size, the concurrent clients
+  workers, model      the server's workers and model (- and external with --url)
+  time (s)            from the first client's start to the last client's end
+  per client (MB/s)   mean over succeeded transfers of size / that transfer's time
+  aggregate (MB/s)    bytes of succeeded transfers / the cell's time
+  succeeded           transfers answered with success whose bytes verified
+  failed              every other transfer: error, timeout, wrong bytes, or
+                      a server that did not start; succeeded + failed = clients
+  verified            transfers whose SHA-256 matched (uploads: the digest the
+                      server returned and a read-back sample); a transfer only
+                      succeeds once verified, so this always equals succeeded
+";
+
+/// One cell's result. Every client's transfer is counted once, as
+/// succeeded or failed; throughput counts only succeeded (verified) ones.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub op: Op,
@@ -24,18 +43,21 @@ pub struct Row {
     pub server_workers: Option<usize>,
     /// Server model, or "external".
     pub model: String,
-    /// From the first client's start to the last client's end, seconds.
+    /// From the first client's start to the last client's end (failed
+    /// clients included), seconds.
     pub total_s: f64,
-    /// Mean over succeeded clients of size / that client's own time.
+    /// Mean over succeeded transfers of size / that transfer's own time.
     pub per_client_bps: f64,
-    /// Bytes moved by succeeded clients / total time.
+    /// Bytes moved by succeeded transfers / total time.
     pub aggregate_bps: f64,
-    /// Transfers the server completed with a success status.
+    /// Transfers the server answered with success and whose bytes verified.
     pub succeeded: usize,
-    /// Clients whose transfer failed or did not verify.
+    /// All other transfers (error, timeout, wrong bytes, no server):
+    /// `succeeded + failed == clients`.
     pub failed: usize,
     /// Transfers whose SHA-256 (and, for uploads, a read-back sample)
-    /// matched the client's file.
+    /// matched the client's file. Equal to `succeeded`: verification is
+    /// what makes a transfer succeed; the column says so in every table.
     pub verified: usize,
     /// The first failure's reason, empty when none.
     pub error: String,
@@ -53,10 +75,14 @@ pub struct Report {
     pub started_unix_ms: u64,
     pub elapsed_s: f64,
     pub rows: Vec<Row>,
-    /// Temporary upload files found in the servers' directories afterwards.
-    pub leftover_temp_files: usize,
+    /// Temporary upload files found in the servers' directories afterwards;
+    /// None against --url, where they cannot be seen (the API hides them).
+    pub leftover_temp_files: Option<usize>,
     /// Files of this run still present afterwards.
     pub leftover_files: usize,
+    /// The run's own scratch directory (under --scratch or the system's
+    /// temporary directory).
+    pub scratch: String,
     /// The scratch directory is gone.
     pub scratch_removed: bool,
     /// Anything else worth knowing (a server that died, cleanup trouble).
@@ -73,7 +99,17 @@ impl Report {
     }
 
     pub fn clean(&self) -> bool {
-        self.leftover_temp_files == 0 && self.leftover_files == 0 && self.scratch_removed
+        self.leftover_temp_files.unwrap_or(0) == 0
+            && self.leftover_files == 0
+            && self.scratch_removed
+    }
+
+    /// The temporary-file check's result in words.
+    pub fn temp_files_label(&self) -> String {
+        match self.leftover_temp_files {
+            Some(n) => n.to_string(),
+            None => "not checked (remote server)".into(),
+        }
     }
 }
 
@@ -184,7 +220,7 @@ pub fn markdown(report: &Report) -> String {
         "- transfers: {}, failed: {}, temporary files left: {}, run time: {:.1} s\n",
         report.transfers(),
         report.failures(),
-        report.leftover_temp_files,
+        report.temp_files_label(),
         report.elapsed_s
     );
     let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
@@ -195,6 +231,7 @@ pub fn markdown(report: &Report) -> String {
     for r in &report.rows {
         let _ = writeln!(out, "| {} |", cells(r).join(" | "));
     }
+    let _ = write!(out, "\n```text\n{LEGEND}```\n");
     for n in &report.notes {
         let _ = writeln!(out, "\nNote: {n}");
     }

@@ -2,9 +2,13 @@
 //! the one at `--url`), each size and each client pool, the operations in
 //! order. A cell releases all its client threads at once and times each
 //! transfer; verification and cleanup happen outside the timed part.
+//!
+//! A transfer either succeeds (the server answered with success and the
+//! bytes verified) or fails (anything else, including a wrong digest); a
+//! server that does not start fails all its cells, and the run goes on.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -38,6 +42,9 @@ pub struct StressConfig {
     pub target: Target,
     /// How long one client may take for one transfer, waiting included.
     pub timeout: Duration,
+    /// Where the run makes its scratch directory (spawned servers' upload
+    /// directories and logs); None: the system's temporary directory.
+    pub scratch: Option<PathBuf>,
 }
 
 /// Hears about progress (the CLI draws a progress bar with it).
@@ -52,8 +59,8 @@ pub trait Observer: Sync {
 struct Outcome {
     start: Instant,
     end: Instant,
-    /// The server completed it with a success status.
-    completed: bool,
+    /// The server answered with success and the bytes matched: the only
+    /// way a transfer counts as succeeded.
     verified: bool,
     error: Option<String>,
 }
@@ -96,16 +103,21 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
         leftover_temp_files: 0,
         leftover_files: 0,
     };
+    let parent = cfg.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&parent)
+        .with_context(|| format!("creating scratch directory {}", parent.display()))?;
+    // A directory of our own inside it: removing it never touches anything
+    // else there, and two runs never share one.
     let scratch = tempfile::Builder::new()
         .prefix("loadlab-stress-")
-        .tempdir()
-        .context("creating scratch space")?;
+        .tempdir_in(&parent)
+        .with_context(|| format!("creating scratch space in {}", parent.display()))?;
     let scratch_path = scratch.path().to_path_buf();
     match &cfg.target {
         Target::Spawn => {
             for &model in &m.models {
                 for &workers in &m.server_workers {
-                    run.with_spawned(scratch.path(), model, workers)?;
+                    run.with_spawned(scratch.path(), model, workers);
                 }
             }
         }
@@ -139,8 +151,11 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
             .as_millis() as u64,
         elapsed_s: t0.elapsed().as_secs_f64(),
         rows,
-        leftover_temp_files: run.leftover_temp_files,
+        // Temporary files are hidden from a server's API; only the
+        // directories of servers started here can be looked into.
+        leftover_temp_files: (!external).then_some(run.leftover_temp_files),
         leftover_files: run.leftover_files,
+        scratch: scratch_path.display().to_string(),
         scratch_removed: !scratch_path.exists(),
         notes: run.notes,
     })
@@ -155,13 +170,24 @@ fn model_rank(m: &Matrix, name: &str) -> usize {
 
 impl Run<'_> {
     /// Starts a server, runs its cells, stops it and inspects what it left.
-    fn with_spawned(&mut self, scratch: &Path, model: Model, workers: usize) -> anyhow::Result<()> {
+    /// A server that does not start fails its cells; the run goes on.
+    fn with_spawned(&mut self, scratch: &Path, model: Model, workers: usize) {
         let tag = format!("{model}-{workers}");
         let dir = scratch.join(format!("files-{tag}"));
         let log = scratch.join(format!("server-{tag}.log"));
         // The largest file plus room, so the limit never decides a cell.
         let max_upload = self.cfg.matrix.max_size().saturating_add(1 << 20);
-        let server = SpawnedServer::start(model, workers, &dir, max_upload, &log)?;
+        let server = match SpawnedServer::start(model, workers, &dir, max_upload, &log) {
+            Ok(s) => s,
+            Err(e) => {
+                let why = format!("{e:#}");
+                self.notes.push(why.clone());
+                self.unstarted_cells(model, workers, &why);
+                let _ = std::fs::remove_dir_all(&dir);
+                let _ = std::fs::remove_file(&log);
+                return;
+            }
+        };
         let endpoint = server.endpoint.clone();
         self.server_cells(&endpoint, Some((model, workers)));
         if let Err(e) = server.stop() {
@@ -178,7 +204,29 @@ impl Run<'_> {
         self.leftover_files += others;
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_file(&log);
-        Ok(())
+    }
+
+    /// Rows for the cells of a server that did not start: every client
+    /// failed, with the reason.
+    fn unstarted_cells(&mut self, model: Model, workers: usize, why: &str) {
+        let m = self.cfg.matrix.clone();
+        for &size in &m.sizes {
+            for &clients in &m.clients {
+                for &op in &m.ops {
+                    let cell = Cell {
+                        op,
+                        size,
+                        clients,
+                        server: Some((model, workers)),
+                    };
+                    self.obs.cell_started(&cell);
+                    let outcomes: Vec<Outcome> = (0..clients).map(|_| failed(why)).collect();
+                    let row = row(&cell, &outcomes);
+                    self.obs.cell_done(&row);
+                    self.rows.push(row);
+                }
+            }
+        }
     }
 
     /// Every (size, clients) cell pair against one server.
@@ -264,7 +312,6 @@ impl Run<'_> {
         let mut o = Outcome {
             start,
             end,
-            completed: result.is_ok(),
             verified: false,
             error: None,
         };
@@ -339,9 +386,11 @@ impl Run<'_> {
         }
     }
 
-    /// Deletes this pair's files; a file that stays is a leftover.
+    /// Deletes this pair's files; a file that stays is a leftover. One
+    /// deadline for the whole pass, no longer than the transfer timeout, so
+    /// a server that stopped answering cannot hold the run up for long.
     fn cleanup(&mut self, ep: &Endpoint, size: u64, clients: usize) {
-        let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT;
+        let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout);
         for i in 0..clients {
             let name = self.name(i, size);
             match client::delete(ep, &name, deadline) {
@@ -362,6 +411,9 @@ impl Run<'_> {
     }
 }
 
+/// A cell's row. Only verified transfers count as succeeded and only they
+/// count towards throughput: a fast transfer of wrong bytes is a failure,
+/// not a speed. The cell's time spans every client, failed ones included.
 fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
     let first = outcomes.iter().map(|o| o.start).min();
     let last = outcomes.iter().map(|o| o.end).max();
@@ -369,7 +421,7 @@ fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
         (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
         _ => 0.0,
     };
-    let ok: Vec<&Outcome> = outcomes.iter().filter(|o| o.completed).collect();
+    let ok: Vec<&Outcome> = outcomes.iter().filter(|o| o.verified).collect();
     let per_client_bps = if ok.is_empty() {
         0.0
     } else {
@@ -378,7 +430,6 @@ fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
             .sum::<f64>()
             / ok.len() as f64
     };
-    let verified = outcomes.iter().filter(|o| o.verified).count();
     Row {
         op: cell.op,
         size: cell.size,
@@ -395,8 +446,8 @@ fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
             0.0
         },
         succeeded: ok.len(),
-        failed: outcomes.len() - verified,
-        verified,
+        failed: outcomes.len() - ok.len(),
+        verified: ok.len(),
         error: outcomes
             .iter()
             .find_map(|o| o.error.clone())
@@ -409,7 +460,6 @@ fn failed(msg: &str) -> Outcome {
     Outcome {
         start: now,
         end: now,
-        completed: false,
         verified: false,
         error: Some(msg.into()),
     }
@@ -417,4 +467,69 @@ fn failed(msg: &str) -> Outcome {
 
 fn hex(d: &[u8; 32]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(t0: Instant, ms: u64, verified: bool) -> Outcome {
+        Outcome {
+            start: t0,
+            end: t0 + Duration::from_millis(ms),
+            verified,
+            error: (!verified).then(|| "sha256 differs".to_string()),
+        }
+    }
+
+    #[test]
+    fn a_transfer_that_does_not_verify_is_failed_and_not_throughput() {
+        let cell = Cell {
+            op: Op::Upload,
+            size: 1_000_000,
+            clients: 3,
+            server: Some((Model::ThreadPool, 1)),
+        };
+        let t0 = Instant::now();
+        // Two verified transfers of 1 s and 2 s, and a fast one (0.5 s)
+        // whose bytes were wrong.
+        let r = row(
+            &cell,
+            &[
+                outcome(t0, 1000, true),
+                outcome(t0, 2000, true),
+                outcome(t0, 500, false),
+            ],
+        );
+        assert_eq!((r.succeeded, r.failed, r.verified), (2, 1, 2));
+        assert_eq!(r.succeeded + r.failed, cell.clients);
+        assert!((r.total_s - 2.0).abs() < 1e-9);
+        // Mean of 1 MB/s and 0.5 MB/s; the failed one's 2 MB/s is ignored.
+        assert!(
+            (r.per_client_bps - 750_000.0).abs() < 1.0,
+            "{}",
+            r.per_client_bps
+        );
+        // 2 MB verified over the cell's 2 s.
+        assert!(
+            (r.aggregate_bps - 1_000_000.0).abs() < 1.0,
+            "{}",
+            r.aggregate_bps
+        );
+        assert_eq!(r.error, "sha256 differs");
+    }
+
+    #[test]
+    fn a_cell_with_no_verified_transfer_has_no_throughput() {
+        let cell = Cell {
+            op: Op::Download,
+            size: 10,
+            clients: 2,
+            server: None,
+        };
+        let r = row(&cell, &[failed("timed out"), failed("timed out")]);
+        assert_eq!((r.succeeded, r.failed, r.verified), (0, 2, 0));
+        assert_eq!((r.per_client_bps, r.aggregate_bps), (0.0, 0.0));
+        assert_eq!(r.model, "external");
+    }
 }

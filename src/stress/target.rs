@@ -1,7 +1,9 @@
 //! The server under test when stress starts its own: this same binary's
 //! `serve` in a child process on a free loopback port, with its upload
 //! directory in stress's scratch space, stopped (SIGTERM, then SIGKILL)
-//! when the cells for one (model, workers) pair are done.
+//! when the cells for one (model, workers) pair are done. It counts as
+//! started once it answers a listing, not when it prints its address: a
+//! server can print the line and then fail to set up its workers.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::client::Endpoint;
+use super::client::{self, Endpoint};
 use crate::server::handlers::files::TEMP_PREFIX;
 use crate::server::Model;
 
@@ -21,6 +23,9 @@ use crate::server::Model;
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a stopping server may take to exit after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Deadline of one readiness request, and the pause between attempts.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+const PROBE_PAUSE: Duration = Duration::from_millis(50);
 
 pub struct SpawnedServer {
     child: Child,
@@ -65,6 +70,7 @@ impl SpawnedServer {
             let _ = tx.send(line);
             let _ = std::io::copy(&mut r, &mut std::io::sink());
         });
+        let until = Instant::now() + START_TIMEOUT;
         let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
         let addr: Option<SocketAddr> = line
             .strip_prefix("listening on http://")
@@ -75,19 +81,44 @@ impl SpawnedServer {
             endpoint: Endpoint::local(SocketAddr::from(([127, 0, 0, 1], 0))),
             files_dir: files_dir.to_path_buf(),
         };
-        match addr {
+        let ready = match addr {
             Some(a) => {
                 server.endpoint = Endpoint::local(a);
-                Ok(server)
+                server.wait_ready(until)
             }
-            None => {
+            None => Err("it printed no address".to_string()),
+        };
+        match ready {
+            Ok(()) => Ok(server),
+            Err(why) => {
                 server.kill();
-                let err = std::fs::read_to_string(log).unwrap_or_default();
+                let log = std::fs::read_to_string(log).unwrap_or_default();
                 anyhow::bail!(
-                    "loadlab serve --model {model} --workers {workers} did not start: {}",
-                    err.lines().last().unwrap_or("no output")
+                    "loadlab serve --model {model} --workers {workers} did not start: {why}; its last words: {}",
+                    log.lines().last().unwrap_or("none")
                 )
             }
+        }
+    }
+
+    /// Waits until the server answers `GET /files/`, it exits, or `until`.
+    fn wait_ready(&mut self, until: Instant) -> Result<(), String> {
+        loop {
+            let deadline = until.min(Instant::now() + PROBE_TIMEOUT);
+            let err = match client::list(&self.endpoint, deadline) {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("it exited ({status})"));
+            }
+            if Instant::now() + PROBE_PAUSE >= until {
+                return Err(format!(
+                    "no answer to GET /files/ within {}s ({err})",
+                    START_TIMEOUT.as_secs()
+                ));
+            }
+            std::thread::sleep(PROBE_PAUSE);
         }
     }
 

@@ -10,6 +10,7 @@ mod listing;
 pub mod name;
 mod range;
 mod rfc3339;
+pub mod stale;
 mod upload;
 
 use std::path::{Path, PathBuf};
@@ -49,21 +50,36 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             Action::ReadBody(Box::new(upload::Upload::new(dir, name, app.max_upload)))
         }
         Method::Delete => Action::Respond(delete::delete(dir, &name)),
-        _ => Action::Respond(Response::error(405).header("Allow", "GET, HEAD, PUT, POST, DELETE")),
+        m => Action::Respond(Response::not_allowed(m, "GET, HEAD, PUT, POST, DELETE")),
     })
 }
 
 fn collection(dir: &Path, head: &RequestHead) -> Response {
     match head.method {
         Method::Get | Method::Head => listing::list(dir, head),
-        _ => Response::error(405).header("Allow", "GET, HEAD"),
+        m => Response::not_allowed(m, "GET, HEAD"),
     }
 }
 
 /// Resolves the upload directory: the one given (created if missing), or
 /// `loadlab/files` under the user's data directory, or under the temporary
-/// directory when there is no home.
+/// directory when there is no home. Then removes the temporary files that
+/// a server killed mid-upload left there (see `stale`): this runs once per
+/// `loadlab serve`, before any worker exists, which is exactly when they
+/// must go.
 pub fn resolve_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let dir = create_dir(given)?;
+    if let Err(e) = stale::remove_stale_uploads(&dir) {
+        // Leftovers are hidden and harmless: not a reason to refuse to start.
+        eprintln!(
+            "loadlab: cannot clear old temporary uploads in {}: {e}",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+fn create_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let explicit = given.is_some();
     let dir = given.unwrap_or_else(default_dir);
     let made = std::fs::create_dir_all(&dir).and_then(|_| std::fs::canonicalize(&dir));
@@ -145,11 +161,14 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// The status for a failed filesystem call: a full disk is 507 (the
-/// client may retry elsewhere), everything unexpected 500.
+/// The status for a failed filesystem call: a full disk or quota is 507
+/// (the client may retry elsewhere), everything unexpected 500.
 fn io_status(err: &std::io::Error) -> u16 {
     match err.raw_os_error() {
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => 507,
+        // Past the file system's (or the process's) largest file: the body
+        // is too large for this server, which is what 413 says.
+        Some(libc::EFBIG) => 413,
         Some(libc::EISDIR) | Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => 409,
         // O_NOFOLLOW met a symlink: not a file this service serves.
         Some(libc::ELOOP) => 404,
@@ -158,5 +177,40 @@ fn io_status(err: &std::io::Error) -> u16 {
             std::io::ErrorKind::PermissionDenied => 403,
             _ => 500,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::io_status;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn io_errors_map_to_statuses() {
+        for (errno, status) in [
+            (libc::ENOSPC, 507),
+            (libc::EDQUOT, 507),
+            (libc::EFBIG, 413),
+            (libc::EISDIR, 409),
+            (libc::ENOTEMPTY, 409),
+            (libc::EEXIST, 409),
+            (libc::ELOOP, 404),
+            (libc::ENOENT, 404),
+            (libc::EACCES, 403),
+            (libc::EPERM, 403),
+            (libc::EIO, 500),
+            (libc::EROFS, 500),
+            (libc::EMFILE, 500),
+        ] {
+            let e = Error::from_raw_os_error(errno);
+            assert_eq!(io_status(&e), status, "{e}");
+        }
+        // Errors without an errno go by their kind.
+        assert_eq!(io_status(&Error::new(ErrorKind::NotFound, "x")), 404);
+        assert_eq!(
+            io_status(&Error::new(ErrorKind::PermissionDenied, "x")),
+            403
+        );
+        assert_eq!(io_status(&Error::other("x")), 500);
     }
 }

@@ -26,6 +26,11 @@ pub enum NameError {
 /// Decodes the raw (percent-encoded) name from a `/files/NAME` path and
 /// checks it. A leading dot is refused, which also keeps `.`, `..` and the
 /// service's own temporary files (`.upload-*`) out of reach.
+///
+/// Dots inside a name are allowed (`a..b`, `v1..2.txt`, `x..`): only a
+/// whole `..` path segment moves up a directory, and a name is never split
+/// into segments (`/`, `\` and their encodings are refused), so such a
+/// name is just a file in the upload directory.
 pub fn parse(raw: &str) -> Result<String, NameError> {
     if raw.is_empty() {
         return Err(NameError::Empty);
@@ -79,6 +84,18 @@ mod tests {
         assert_eq!(parse("caf%C3%A9").unwrap(), "café");
         assert_eq!(parse("%252e%252e").unwrap(), "%2e%2e");
         assert_eq!(parse(&"x".repeat(255)).unwrap().len(), 255);
+    }
+
+    #[test]
+    fn dots_inside_a_name_are_allowed() {
+        for ok in ["a..b", "x..", "a...b", "v1..2.txt", "a.%2e.b", "a%2e%2eb"] {
+            let name = parse(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+            assert!(name.contains(".."), "{ok:?} -> {name:?}");
+        }
+        // A whole `..` segment, or a name starting with a dot, is not.
+        for bad in ["..", "..b", "%2e%2eb", "a/../b", "a%2f..%2fb", "..%5cb"] {
+            assert!(parse(bad).is_err(), "{bad:?} was accepted");
+        }
     }
 
     #[test]

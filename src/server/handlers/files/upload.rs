@@ -5,7 +5,9 @@
 //!
 //! The temporary file is a `NamedTempFile`: dropping the sink without
 //! `finish` (client gone, bad framing, timeout, 413, ENOSPC) unlinks it, so
-//! an aborted upload leaves nothing behind.
+//! an aborted upload leaves nothing behind. Only a killed process leaves
+//! one; the flock held on it (see `stale`) lets the next server that starts
+//! on the directory tell it from a live upload and remove it.
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
+use super::stale::{self, TEMP_RAND_LEN, TEMP_SUFFIX};
 use super::{hex, href, io_status, json, FileDigest, TEMP_PREFIX};
 use crate::server::handlers::{BodySink, Response};
 
@@ -26,6 +29,9 @@ const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
 /// few KiB; they are gathered into writes of this size, since a write
 /// syscall per small chunk costs more than the copy into this buffer.
 const WRITE_BUF: usize = 256 * 1024;
+/// Temporary files made before giving up when a starting server's cleanup
+/// keeps taking them (each loss needs a race within microseconds).
+const CLAIM_ATTEMPTS: usize = 4;
 
 pub struct Upload {
     dir: PathBuf,
@@ -62,15 +68,26 @@ impl Upload {
 
     fn file(&mut self) -> Result<&mut NamedTempFile, Response> {
         if self.tmp.is_none() {
-            let tmp = tempfile::Builder::new()
-                .prefix(TEMP_PREFIX)
-                .suffix(".tmp")
-                .tempfile_in(&self.dir)
-                .map_err(|e| failure(&e))?;
-            self.tmp = Some(tmp);
+            self.tmp = Some(self.create_temp()?);
             self.pending = Vec::with_capacity(WRITE_BUF);
         }
         self.tmp.as_mut().ok_or_else(|| Response::error(500))
+    }
+
+    /// A new temporary file, locked as in use (see `stale::claim`).
+    fn create_temp(&self) -> Result<NamedTempFile, Response> {
+        for _ in 0..CLAIM_ATTEMPTS {
+            let tmp = tempfile::Builder::new()
+                .prefix(TEMP_PREFIX)
+                .rand_bytes(TEMP_RAND_LEN)
+                .suffix(TEMP_SUFFIX)
+                .tempfile_in(&self.dir)
+                .map_err(|e| failure(&e))?;
+            if stale::claim(tmp.as_file()).map_err(|e| failure(&e))? {
+                return Ok(tmp);
+            }
+        }
+        Err(Response::error(500))
     }
 
     /// Makes the file durable and moves it into place. Returns whether the
@@ -191,5 +208,23 @@ fn failure(err: &std::io::Error) -> Response {
         // missing resource the client asked about.
         404 => Response::error(500),
         s => Response::error(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failure;
+    use std::io::Error;
+
+    #[test]
+    fn write_failures_map_to_statuses() {
+        let status = |errno| failure(&Error::from_raw_os_error(errno)).status;
+        assert_eq!(status(libc::ENOSPC), 507);
+        assert_eq!(status(libc::EDQUOT), 507);
+        assert_eq!(status(libc::EFBIG), 413);
+        // The directory vanished under the upload: the server's problem,
+        // not a missing resource.
+        assert_eq!(status(libc::ENOENT), 500);
+        assert_eq!(status(libc::EIO), 500);
     }
 }

@@ -1,0 +1,180 @@
+//! Temporary upload files: their names, the lock a live upload holds on
+//! its file, and the removal at startup of the ones a killed server left.
+//!
+//! A server killed mid-upload (SIGKILL, OOM killer, power loss) cannot
+//! unlink its temporary file. To tell such a file from one that another
+//! server on the same directory is still writing, every upload holds an
+//! exclusive `flock` on its temporary file for as long as the file lives;
+//! the kernel drops the lock when the owning process dies, however it
+//! dies. A temporary file nobody has locked is therefore abandoned.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+use super::TEMP_PREFIX;
+
+/// Suffix of temporary upload files.
+pub const TEMP_SUFFIX: &str = ".tmp";
+/// Random alphanumeric characters between prefix and suffix.
+pub const TEMP_RAND_LEN: usize = 6;
+
+/// Whether `name` has exactly the shape of this service's temporary files
+/// (`.upload-XXXXXX.tmp`): the startup cleanup touches nothing else, so a
+/// user's own `.upload-notes` survives it.
+pub fn is_temp_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|r| r.len() == TEMP_RAND_LEN && r.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Takes the lock that marks a freshly created temporary file as in use.
+/// False when the file cannot be kept: a starting server's cleanup locked
+/// it first (between creation and this call) and has removed or will
+/// remove it, so the caller makes another one.
+pub fn claim(file: &File) -> io::Result<bool> {
+    match try_lock(file) {
+        // Locked, but the cleanup may have unlinked it just before.
+        Ok(true) => Ok(file.metadata()?.nlink() > 0),
+        Ok(false) => Ok(false),
+        // A file system without flock: upload anyway. The cleanup cannot
+        // lock such files either, so it leaves them alone.
+        Err(_) => Ok(true),
+    }
+}
+
+/// Removes the abandoned temporary files in `dir` and returns how many.
+/// Only regular files whose name passes `is_temp_name` and that no process
+/// holds locked are removed; anything else, and any file that cannot be
+/// examined, is left as it is.
+pub fn remove_stale_uploads(dir: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_temp_name) {
+            continue;
+        }
+        // The directory entry's type: a symlink is not followed.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if remove_if_abandoned(&entry.path()).unwrap_or(false) {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+fn remove_if_abandoned(path: &Path) -> io::Result<bool> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !try_lock(&file)? {
+        return Ok(false); // a live upload
+    }
+    // Between open and lock the owner may have finished and renamed the
+    // file into place: remove the name only if it is still this file.
+    let (held, named) = (file.metadata()?, std::fs::symlink_metadata(path)?);
+    if (held.dev(), held.ino()) != (named.dev(), named.ino()) {
+        return Ok(false);
+    }
+    // Unlinked while the lock is held, so an owner that locks after this
+    // sees no links left and makes another file (see `claim`).
+    std::fs::remove_file(path)?;
+    Ok(true)
+}
+
+/// Exclusive, non-blocking flock: true if taken, false if another open
+/// file description holds it.
+fn try_lock(file: &File) -> io::Result<bool> {
+    loop {
+        // SAFETY: flock only reads its integer arguments; the descriptor
+        // belongs to `file`, which outlives the call.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_have_one_exact_shape() {
+        assert!(is_temp_name(".upload-a1B2c3.tmp"));
+        for other in [
+            ".upload-a1B2c.tmp",
+            ".upload-a1B2c3d.tmp",
+            ".upload-a1-2c3.tmp",
+            ".upload-a1B2c3.tmp2",
+            ".upload-a1B2c3",
+            ".upload-notes",
+            "upload-a1B2c3.tmp",
+            "x.upload-a1B2c3.tmp",
+        ] {
+            assert!(!is_temp_name(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn removes_only_unlocked_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        std::fs::write(p(".upload-dead01.tmp"), b"abandoned").unwrap();
+        std::fs::write(p(".upload-notes"), b"user's").unwrap();
+        std::fs::write(p("keep.bin"), b"file").unwrap();
+        std::fs::create_dir(p(".upload-dir001.tmp")).unwrap();
+        std::os::unix::fs::symlink(p("keep.bin"), p(".upload-link01.tmp")).unwrap();
+        let live = File::create(p(".upload-live01.tmp")).unwrap();
+        assert!(claim(&live).unwrap());
+
+        assert_eq!(remove_stale_uploads(dir.path()).unwrap(), 1);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".upload-dir001.tmp",
+                ".upload-link01.tmp",
+                ".upload-live01.tmp",
+                ".upload-notes",
+                "keep.bin"
+            ]
+        );
+        // Once its owner is gone, the live one is abandoned too.
+        drop(live);
+        assert_eq!(remove_stale_uploads(dir.path()).unwrap(), 1);
+        assert!(!p(".upload-live01.tmp").exists());
+        assert_eq!(std::fs::read(p("keep.bin")).unwrap(), b"file");
+    }
+
+    #[test]
+    fn a_file_the_cleanup_took_is_not_claimed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".upload-race01.tmp");
+        let owner = File::create(&path).unwrap();
+        // The cleanup wins the race: it locks and unlinks first.
+        assert!(remove_if_abandoned(&path).unwrap());
+        assert!(!claim(&owner).unwrap(), "an unlinked file was claimed");
+        // And an owner that locked first keeps its file.
+        let owner = File::create(&path).unwrap();
+        assert!(claim(&owner).unwrap());
+        assert!(!remove_if_abandoned(&path).unwrap());
+        assert!(path.exists());
+    }
+}

@@ -20,7 +20,18 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     std::thread::scope(|scope| {
         let handles: Vec<_> = listeners
             .into_iter()
-            .map(|l| scope.spawn(move || event_loop::run_loop(l, cfg, per_loop, shutdown)))
+            .map(|l| {
+                scope.spawn(move || {
+                    let r = event_loop::run_loop(l, cfg, per_loop, shutdown);
+                    if r.is_err() {
+                        // One reactor down (e.g. no descriptor left for its
+                        // epoll) would leave a share of connections to a
+                        // dead listener: stop them all and report it.
+                        shutdown.trigger();
+                    }
+                    r
+                })
+            })
             .collect();
         handles
             .into_iter()

@@ -219,6 +219,28 @@ fn results_dir(dir: &Path) -> Vec<RawRow> {
             }
         }
     }
+    // nginx left out of E5 (not installed): a row that is not a run, once
+    // per invocation of a resumed sweep, so twice here.
+    for _ in 0..2 {
+        let cfg = Cfg {
+            experiment: "e5",
+            target: "nginx",
+            workers: 2,
+            cpus: 0,
+            path: "",
+            keepalive: false,
+            concurrency: 0,
+        };
+        let mut r = row(
+            next(),
+            &cfg,
+            0,
+            false,
+            "skipped: nginx is not installed; install it",
+        );
+        r.requests = 0;
+        rows.push(r);
+    }
     // Appended in two batches, as a sweep does after each run set.
     let half = rows.len() / 2;
     raw::append(dir, &rows[..half]).expect("append raw rows");
@@ -404,7 +426,7 @@ fn report_writes_every_file_with_the_right_numbers() {
 
     // summary.json against the independent computation.
     let json: Value = serde_json::from_slice(&files[Path::new("summary.json")]).expect("json");
-    assert_eq!(json["schema"], "loadlab-summary/1");
+    assert_eq!(json["schema"], "loadlab-summary/2");
     assert_eq!(json["machine"]["hostname"], "testhost");
     let configs = json["configurations"].as_array().expect("configurations");
     let want = expectations(&rows);
@@ -467,7 +489,10 @@ fn report_writes_every_file_with_the_right_numbers() {
 
     // Failed runs: every error row, listed in summary.json, .md and .html.
     let failed = json["failed_runs"].as_array().expect("failed_runs");
-    let error_rows: Vec<&RawRow> = rows.iter().filter(|r| !r.error.is_empty()).collect();
+    let error_rows: Vec<&RawRow> = rows
+        .iter()
+        .filter(|r| !r.error.is_empty() && !r.is_skip())
+        .collect();
     assert_eq!(failed.len(), error_rows.len());
     for (f, r) in failed.iter().zip(&error_rows) {
         assert_eq!(f["run_id"].as_u64(), Some(r.run_id));
@@ -475,7 +500,16 @@ fn report_writes_every_file_with_the_right_numbers() {
     }
     let md = String::from_utf8_lossy(&files[Path::new("summary.md")]).to_string();
     let html = String::from_utf8_lossy(&files[Path::new("index.html")]).to_string();
+    // The skipped target is listed once, apart from failed runs.
+    let skipped = json["skipped_targets"].as_array().expect("skipped_targets");
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["target"], "nginx");
+    assert!(!failed.iter().any(|f| f["target"] == "nginx"));
+    assert!(!configs.iter().any(|c| c["target"] == "nginx"));
+    assert_eq!(table_rows(&html, "skipped-targets"), 1);
+    assert!(md.contains("## Skipped targets"));
     for text in [&md, &html] {
+        assert!(text.contains("nginx is not installed; install it"));
         assert!(text.contains("Failed runs"));
         assert!(text.contains("bench: connection refused by 127.0.0.1:40404"));
         assert!(text.contains("target did not start"));
@@ -768,6 +802,7 @@ fn html_report_renders_in_headless_chromium_without_network() {
         "windows-e4",
         "summary-e5",
         "failed-runs",
+        "skipped-targets",
     ] {
         assert!(
             table_rows(&dom, id) > 0,

@@ -67,15 +67,9 @@ pub fn main() -> i32 {
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Stress(args)) => stress::run(args),
         // The main job on built-in defaults: a short comparison of every
-        // model (and nginx when installed), report in ./loadlab-report/.
-        None => {
-            let plan = crate::lab::presets::default_plan();
-            println!(
-                "loadlab: comparing {} targets on /500B.html (c = 1, 10, 100, 1000; keep-alive off and on); about a minute",
-                plan.targets.len()
-            );
-            sweep::execute(&plan, std::path::Path::new("loadlab-report"), false).map(|_| ())
-        }
+        // model (and nginx when installed), a fresh report in
+        // ./loadlab-report/.
+        None => sweep::run_default(),
     };
     match result {
         Ok(()) => 0,

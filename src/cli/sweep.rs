@@ -1,17 +1,29 @@
 //! `loadlab sweep` and `loadlab` with no arguments: flags -> SweepPlan ->
 //! run with progress -> report; Ctrl-C keeps what was measured.
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 
 use super::values::{parse_duration, UsageError};
-use crate::lab::presets;
-use crate::lab::raw::RawRow;
-use crate::lab::sweep::{self, Load, SweepPlan};
+use crate::lab::nginx::find_nginx;
+use crate::lab::raw::{self, RawRow};
+use crate::lab::sweep::{self, Event, Load, Outcome, SweepPlan};
 use crate::lab::target::TargetSpec;
+use crate::lab::{affinity, presets};
 use crate::server::Shutdown;
+
+/// Where `loadlab` with no arguments writes its report.
+pub const DEFAULT_REPORT_DIR: &str = "loadlab-report";
+/// Where the report of the invocation before goes, so that each
+/// invocation's report holds its own runs only.
+pub const PREVIOUS_REPORT_DIR: &str = "loadlab-report.previous";
+
+/// Exit status after Ctrl-C, as a shell reports a command ended by SIGINT
+/// (128 + 2): a script running `loadlab sweep ... && next` stops there.
+pub const INTERRUPTED_EXIT: i32 = 130;
 
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
@@ -49,19 +61,22 @@ pub struct SweepArgs {
     /// Measured runs per configuration.
     #[arg(long)]
     pub repeat: Option<usize>,
-    /// Unmeasured warm-up runs before each configuration's repeats.
-    #[arg(long, default_value_t = 0)]
-    pub warmup_runs: usize,
-    /// Per-request timeout.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
+    /// Unmeasured warm-up runs before each configuration's repeats
+    /// (default 0).
+    #[arg(long)]
+    pub warmup_runs: Option<usize>,
+    /// Per-request timeout (default 30s).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
     /// Load-generator threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Results directory (default: loadlab-results/<timestamp>/).
+    /// Results directory (default: loadlab-results/<timestamp>/). Runs
+    /// already in its raw.csv are not made again: a rerun resumes.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// No progress bar.
+    /// No progress (a bar on a terminal, a line per run otherwise); notes
+    /// such as a skipped target are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
@@ -76,6 +91,7 @@ impl SweepArgs {
     pub fn into_plan(self) -> anyhow::Result<(SweepPlan, PathBuf, bool)> {
         let mut plan = match &self.preset {
             Some(p) => presets::plan(p, self.quick).map_err(usage)?,
+            None if self.quick => return Err(usage("--quick goes with --preset")),
             None => {
                 let mut p = presets::plan("e1", false).map_err(usage)?;
                 p.experiment = "sweep".into();
@@ -141,9 +157,10 @@ impl SweepArgs {
             plan.workers = self.workers.iter().map(|&w| Some(w)).collect();
         }
         if !self.cpus.is_empty() {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if let Some(&c) = self.cpus.iter().find(|&&c| c == 0 || c > cores) {
-                return Err(usage(format!("--cpus {c}: this machine has {cores} cores")));
+            // The first N of the CPUs loadlab may use, so N cannot exceed
+            // how many it may use.
+            for &c in &self.cpus {
+                affinity::first_allowed(c).map_err(usage)?;
             }
             plan.cpus = self.cpus.iter().map(|&c| Some(c)).collect();
         }
@@ -153,8 +170,15 @@ impl SweepArgs {
             }
             plan.repeat = r;
         }
-        plan.warmup_runs = self.warmup_runs;
-        plan.timeout = self.timeout;
+        if let Some(w) = self.warmup_runs {
+            plan.warmup_runs = w;
+        }
+        if let Some(t) = self.timeout {
+            if t.is_zero() {
+                return Err(usage("--timeout must be greater than 0"));
+            }
+            plan.timeout = t;
+        }
         if self.threads == Some(0) {
             return Err(usage("--threads must be at least 1"));
         }
@@ -169,20 +193,116 @@ pub fn run(args: SweepArgs) -> anyhow::Result<()> {
         return run_e2(args);
     }
     let (plan, out, quiet) = args.into_plan()?;
-    execute(&plan, &out, quiet)?;
+    let outcome = execute(&plan, &out, quiet)?;
+    exit_if_interrupted(&outcome);
     Ok(())
 }
 
-/// E2 is the file-transfer matrix of `loadlab stress`.
+/// `loadlab` with no arguments: the short comparison, into a fresh
+/// ./loadlab-report/ (the one before moves to loadlab-report.previous/),
+/// so its tables never average over several invocations.
+pub fn run_default() -> anyhow::Result<()> {
+    let dir = Path::new(DEFAULT_REPORT_DIR);
+    if set_aside(dir, Path::new(PREVIOUS_REPORT_DIR))? {
+        writeln!(
+            std::io::stdout(),
+            "loadlab: the previous report is now in {PREVIOUS_REPORT_DIR}/"
+        )?;
+    }
+    let plan = presets::default_plan();
+    let servers = plan
+        .targets
+        .iter()
+        .filter(|t| !matches!(t, TargetSpec::Nginx { .. }) || find_nginx().is_some())
+        .count();
+    writeln!(
+        std::io::stdout(),
+        "loadlab: comparing {servers} servers on /500B.html (c = 1, 10, 100, 1000; keep-alive off and on); about a minute"
+    )?;
+    let outcome = execute(&plan, dir, false)?;
+    exit_if_interrupted(&outcome);
+    Ok(())
+}
+
+/// Moves a previous report out of the way; true when there was one. A
+/// directory that is not a loadlab report is never touched.
+fn set_aside(dir: &Path, previous: &Path) -> anyhow::Result<bool> {
+    let is_report = |d: &Path| d.join(raw::RAW_CSV).is_file();
+    let is_empty = |d: &Path| std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_none());
+    if !dir.exists() {
+        return Ok(false);
+    }
+    if !dir.is_dir() || !(is_report(dir) || is_empty(dir)) {
+        anyhow::bail!(
+            "{} exists and is not a loadlab report; move it away first",
+            dir.display()
+        );
+    }
+    if is_empty(dir) {
+        return Ok(false);
+    }
+    if previous.exists() {
+        if !previous.is_dir() || !(is_report(previous) || is_empty(previous)) {
+            anyhow::bail!(
+                "{} exists and is not a loadlab report; move it away first",
+                previous.display()
+            );
+        }
+        std::fs::remove_dir_all(previous)
+            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", previous.display()))?;
+    }
+    std::fs::rename(dir, previous).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot move {} to {}: {e}",
+            dir.display(),
+            previous.display()
+        )
+    })?;
+    Ok(true)
+}
+
+/// After Ctrl-C, with the report written and printed: exit with
+/// [`INTERRUPTED_EXIT`] rather than 0.
+fn exit_if_interrupted(outcome: &Outcome) {
+    if outcome.interrupted {
+        let _ = std::io::stdout().flush();
+        std::process::exit(INTERRUPTED_EXIT);
+    }
+}
+
+/// E2 is the file-transfer matrix of `loadlab stress`; sweep flags that
+/// would silently not apply to it are refused.
 fn run_e2(args: SweepArgs) -> anyhow::Result<()> {
+    let given: Vec<&str> = [
+        ("--target", !args.targets.is_empty()),
+        ("--concurrency", !args.concurrency.is_empty()),
+        ("--requests", !args.requests.is_empty()),
+        ("--duration", !args.duration.is_empty()),
+        ("--keepalive", !args.keepalive.is_empty()),
+        ("--path", !args.path.is_empty()),
+        ("--workers", !args.workers.is_empty()),
+        ("--cpus", !args.cpus.is_empty()),
+        ("--repeat", args.repeat.is_some()),
+        ("--warmup-runs", args.warmup_runs.is_some()),
+        ("--timeout", args.timeout.is_some()),
+        ("--threads", args.threads.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        return Err(usage(format!(
+            "--preset e2 runs `loadlab stress --preset e2`, which takes no {}; use loadlab stress's own flags",
+            given.join(", ")
+        )));
+    }
+    let out = args.out.clone().unwrap_or_else(sweep::default_out_dir);
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.args(["stress", "--preset", "e2"]);
     if args.quick {
         cmd.arg("--quick");
     }
-    if let Some(out) = &args.out {
-        cmd.arg("--out").arg(out);
-    }
+    cmd.arg("--out").arg(&out);
     let status = cmd.status()?;
     if !status.success() {
         anyhow::bail!("loadlab stress --preset e2 failed ({status})");
@@ -190,115 +310,282 @@ fn run_e2(args: SweepArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs a plan with a progress bar, renders the report, prints a summary.
-pub fn execute(
-    plan: &SweepPlan,
-    out: &std::path::Path,
-    quiet: bool,
-) -> anyhow::Result<Vec<RawRow>> {
-    use std::io::IsTerminal;
-    let shutdown = Shutdown::from_signals()?;
-    let stop = || shutdown.is_set();
-    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(plan.runs() as u64);
-        if let Ok(s) =
-            indicatif::ProgressStyle::with_template("{bar:40} run {pos}/{len}  eta {eta}  {msg}")
-        {
-            bar.set_style(s);
-        }
-        bar
-    });
-    let mut on_run = |row: &RawRow| {
-        if let Some(b) = &bar {
-            b.inc(1);
-            b.set_message(format!(
-                "{} c={} ka={}",
-                row.target,
-                row.concurrency,
-                if row.keepalive { "on" } else { "off" }
-            ));
-        }
-    };
-    let outcome = sweep::run(plan, out, &stop, &mut on_run)?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    for s in &outcome.skipped {
-        eprintln!("loadlab: skipped {s}");
-    }
-    crate::report::render_dir(out)?;
-    print_summary(&outcome.rows);
-    if outcome.interrupted {
-        eprintln!("loadlab: interrupted; {} runs kept", outcome.rows.len());
-    }
-    println!("\nReport: {}", out.join("index.html").display());
-    Ok(outcome.rows)
+/// Progress on stderr: a bar on a terminal, one line per run otherwise
+/// (a CI log), neither with -q. Notes (a target skipped or not started)
+/// are printed in every case.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
+    total: usize,
+    done: usize,
 }
 
-/// Requests/s per target (rows) and concurrency (columns), per keep-alive
-/// setting; failed runs show their error instead.
-pub fn print_summary(rows: &[RawRow]) {
-    let mut cs: Vec<u64> = rows
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (!quiet && terminal).then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            if let Ok(s) = indicatif::ProgressStyle::with_template(
+                "{bar:40} run {pos}/{len}  eta {eta}  {msg}",
+            ) {
+                bar.set_style(s);
+            }
+            bar
+        });
+        Progress {
+            bar,
+            lines: !quiet && !terminal,
+            total: 0,
+            done: 0,
+        }
+    }
+
+    fn note(&self, text: &str) {
+        let line = format!("loadlab: {text}");
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => say(&line),
+        }
+    }
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::Note(text) => self.note(text),
+            Event::Planned { runs, already_done } => {
+                self.total = runs;
+                if let Some(b) = &self.bar {
+                    b.set_length(runs as u64);
+                }
+                let before = if already_done > 0 {
+                    format!(" ({already_done} already in raw.csv, not made again)")
+                } else {
+                    String::new()
+                };
+                if self.bar.is_some() || self.lines || already_done > 0 {
+                    self.note(&format!(
+                        "{runs} run{} to make{before}",
+                        if runs == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+            Event::Run(row) => {
+                self.done += 1;
+                let what = format!(
+                    "{} {} c={} ka={}",
+                    row.target,
+                    row.path,
+                    row.concurrency,
+                    if row.keepalive { "on" } else { "off" }
+                );
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                    b.set_message(what);
+                } else if self.lines {
+                    let result = if row.error.is_empty() {
+                        format!("{:.0} requests/s", row.requests_per_second)
+                    } else {
+                        format!("error: {}", row.error)
+                    };
+                    say(&format!(
+                        "loadlab: run {}/{} {what}: {result}",
+                        self.done, self.total
+                    ));
+                }
+            }
+            Event::Dropped { runs, row } => {
+                self.total = self.total.saturating_sub(runs);
+                if let Some(b) = &self.bar {
+                    b.set_length(self.total as u64);
+                }
+                self.note(&format!(
+                    "{}: {} ({runs} run{} dropped)",
+                    row.target,
+                    row.error,
+                    if runs == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    }
+}
+
+/// A line on stderr. A closed stderr (piped into `head`) must not stop a
+/// sweep halfway, so write errors are ignored rather than panicking as
+/// `eprintln!` would.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Runs a plan with progress, renders the report, prints the summary
+/// table of everything raw.csv holds (earlier runs of a resumed sweep
+/// too).
+pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outcome> {
+    let shutdown = Shutdown::from_signals()?;
+    let stop = || shutdown.is_set();
+    let mut progress = Progress::new(quiet);
+    let outcome = sweep::run(plan, out, &stop, &mut |e| progress.event(e))?;
+    if let Some(b) = &progress.bar {
+        b.finish_and_clear();
+    }
+    crate::report::render_dir(out)?;
+    let rows = raw::read(out)?;
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{}", summary_table(&rows))?;
+    if outcome.interrupted {
+        let kept = outcome.rows.iter().filter(|r| r.error.is_empty()).count();
+        say(&format!(
+            "loadlab: interrupted; the run in progress was not recorded, {kept} run{} of this sweep kept",
+            if kept == 1 { "" } else { "s" }
+        ));
+    }
+    writeln!(stdout, "\nReport: {}", out.join("index.html").display())?;
+    stdout.flush()?;
+    Ok(outcome)
+}
+
+/// What sets one line of the summary table apart from another.
+#[derive(Debug, Clone, PartialEq)]
+struct LineKey {
+    experiment: String,
+    target: String,
+    workers: u64,
+    cpus: u64,
+    path: String,
+    keepalive: bool,
+    load: String,
+}
+
+impl LineKey {
+    fn of(r: &RawRow) -> LineKey {
+        LineKey {
+            experiment: r.experiment.clone(),
+            target: r.target.clone(),
+            workers: r.workers,
+            cpus: r.cpus,
+            path: r.path.clone(),
+            keepalive: r.keepalive,
+            load: if r.requests > 0 {
+                format!("n={}", r.requests)
+            } else {
+                format!("t={}s", r.duration_s)
+            },
+        }
+    }
+}
+
+/// Requests/s per configuration (lines) and concurrency (columns), mean
+/// over measured repeats; failed requests in brackets, runs that could not
+/// be made listed below. Target, path and keep-alive always have a
+/// column; experiment, workers, cpus and load only when they vary.
+pub fn summary_table(rows: &[RawRow]) -> String {
+    let runs: Vec<&RawRow> = rows.iter().filter(|r| !r.warmup && !r.is_skip()).collect();
+    let mut cs: Vec<u64> = runs
         .iter()
         .map(|r| r.concurrency)
         .filter(|&c| c > 0)
         .collect();
     cs.sort_unstable();
     cs.dedup();
-    let mut keys: Vec<(String, String, bool)> = Vec::new();
-    for r in rows.iter().filter(|r| !r.warmup) {
-        let k = (r.target.clone(), r.path.clone(), r.keepalive);
+    let mut keys: Vec<LineKey> = Vec::new();
+    for r in runs.iter().filter(|r| r.concurrency > 0) {
+        let k = LineKey::of(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    let mut head = format!("| {:<26} | {:<11} | ka  |", "target", "path");
-    for c in &cs {
-        head.push_str(&format!(" c={c:<7} |"));
-    }
-    println!("\nRequests per second (mean over repeats; failed requests in brackets)\n\n{head}");
-    println!(
-        "|{}|",
-        head[1..head.len() - 1]
-            .chars()
-            .map(|ch| if ch == '|' { '|' } else { '-' })
-            .collect::<String>()
-    );
-    for (t, p, ka) in keys {
-        let mut line = format!(
-            "| {t:<26} | {p:<11} | {:<3} |",
-            if ka { "on" } else { "off" }
-        );
+    let varies = |f: fn(&LineKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
+    type Col = (&'static str, fn(&LineKey) -> String);
+    let mut cols: Vec<Col> = Vec::new();
+    let optional: [(bool, Col); 1] = [(
+        varies(|k| k.experiment.clone()),
+        ("experiment", |k| k.experiment.clone()),
+    )];
+    cols.extend(optional.into_iter().filter(|(v, _)| *v).map(|(_, c)| c));
+    cols.push(("target", |k| k.target.clone()));
+    cols.push(("path", |k| k.path.clone()));
+    cols.push(("ka", |k| if k.keepalive { "on" } else { "off" }.into()));
+    let optional: [(bool, Col); 3] = [
+        (
+            varies(|k| k.workers.to_string()),
+            ("workers", |k| k.workers.to_string()),
+        ),
+        (
+            varies(|k| k.cpus.to_string()),
+            ("cpus", |k| {
+                if k.cpus == 0 {
+                    "all".into()
+                } else {
+                    k.cpus.to_string()
+                }
+            }),
+        ),
+        (varies(|k| k.load.clone()), ("load", |k| k.load.clone())),
+    ];
+    cols.extend(optional.into_iter().filter(|(v, _)| *v).map(|(_, c)| c));
+
+    let mut table: Vec<Vec<String>> = Vec::new();
+    let mut header: Vec<String> = cols.iter().map(|(n, _)| n.to_string()).collect();
+    header.extend(cs.iter().map(|c| format!("c={c}")));
+    table.push(header);
+    for k in &keys {
+        let mut line: Vec<String> = cols.iter().map(|(_, f)| f(k)).collect();
         for c in &cs {
-            let runs: Vec<&RawRow> = rows
+            let at: Vec<&&RawRow> = runs
                 .iter()
-                .filter(|r| {
-                    !r.warmup
-                        && r.target == t
-                        && r.path == p
-                        && r.keepalive == ka
-                        && r.concurrency == *c
-                })
+                .filter(|r| r.concurrency == *c && LineKey::of(r) == *k)
                 .collect();
-            let cell = if runs.is_empty() {
-                "-".to_string()
-            } else if runs.iter().any(|r| !r.error.is_empty()) {
-                "error".to_string()
+            let ok: Vec<&&&RawRow> = at.iter().filter(|r| r.error.is_empty()).collect();
+            line.push(if ok.is_empty() {
+                if at.is_empty() { "-" } else { "error" }.to_string()
             } else {
-                let rps =
-                    runs.iter().map(|r| r.requests_per_second).sum::<f64>() / runs.len() as f64;
-                let failed: u64 = runs.iter().map(|r| r.failed).sum();
+                let rps = ok.iter().map(|r| r.requests_per_second).sum::<f64>() / ok.len() as f64;
+                let failed: u64 = ok.iter().map(|r| r.failed).sum();
                 if failed > 0 {
                     format!("{rps:.0} [{failed}]")
                 } else {
                     format!("{rps:.0}")
                 }
-            };
-            line.push_str(&format!(" {cell:<9} |"));
+            });
         }
-        println!("{line}");
+        table.push(line);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|i| {
+            table
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fmt = |l: &Vec<String>| {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut o =
+        String::from("\nRequests per second (mean over repeats; failed requests in brackets)\n\n");
+    o.push_str(&fmt(&table[0]));
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    o.push_str(&format!("|-{}-|\n", rule.join("-|-")));
+    for l in &table[1..] {
+        o.push_str(&fmt(l));
     }
     for r in rows.iter().filter(|r| !r.error.is_empty()) {
-        println!("error: {} c={}: {}", r.target, r.concurrency, r.error);
+        let at = if r.concurrency > 0 {
+            format!(" c={}", r.concurrency)
+        } else {
+            String::new()
+        };
+        let what = if r.is_skip() { "skipped" } else { "error" };
+        let text = r
+            .error
+            .strip_prefix(raw::SKIPPED_PREFIX)
+            .unwrap_or(&r.error);
+        o.push_str(&format!("{what}: {}{at}: {text}\n", r.target));
     }
+    o
 }

@@ -1,25 +1,96 @@
-//! Restricting a child process to the first N CPUs (sched_setaffinity), as
-//! the E4 study does with `--cpus`.
+//! Restricting a child process to the first N CPUs it may use
+//! (sched_setaffinity), as the E4 study does with `--cpus`.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// Restricts the calling process to CPUs 0..n; its threads and children
-/// inherit the mask.
-fn pin_first_cpus(n: usize) -> std::io::Result<()> {
-    use nix::sched::{sched_setaffinity, CpuSet};
-    let mut set = CpuSet::new();
-    for cpu in 0..n {
-        set.set(cpu).map_err(std::io::Error::from)?;
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
+
+/// The CPUs this process may run on, ascending. A container or `taskset`
+/// may allow 2-3 and not 0-1, so "the first N CPUs" must come from here,
+/// not from 0..N.
+pub fn allowed_cpus() -> Vec<usize> {
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        // No affinity to read (not Linux?): assume every core is ours.
+        Err(_) => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
     }
-    sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(std::io::Error::from)
 }
 
-/// Makes `cmd` start restricted to the first `n` CPUs.
-pub fn restrict(cmd: &mut Command, n: usize) {
+/// "0-1,4" style list, as /proc/PID/status prints it.
+pub fn list_text(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The first `n` allowed CPUs, or a one-line error saying how many there are.
+pub fn first_allowed(n: usize) -> Result<Vec<usize>, String> {
+    let allowed = allowed_cpus();
+    if n == 0 || n > allowed.len() {
+        return Err(format!(
+            "--cpus {n}: loadlab may use {} CPU{} ({})",
+            allowed.len(),
+            if allowed.len() == 1 { "" } else { "s" },
+            list_text(&allowed)
+        ));
+    }
+    Ok(allowed[..n].to_vec())
+}
+
+/// Makes `cmd` start restricted to the first `n` CPUs this process may
+/// use; its threads and children inherit the mask.
+pub fn restrict(cmd: &mut Command, n: usize) -> anyhow::Result<()> {
+    let cpus = first_allowed(n).map_err(anyhow::Error::msg)?;
+    // Built before fork: nothing is allocated between fork and exec.
+    let mut set = CpuSet::new();
+    for c in cpus {
+        set.set(c)?;
+    }
     // SAFETY: sched_setaffinity is a plain syscall that allocates and locks
-    // nothing, so it is safe between fork and exec.
+    // nothing, so it is safe between fork and exec; `set` is a plain value
+    // moved into the closure.
     unsafe {
-        cmd.pre_exec(move || pin_first_cpus(n));
+        cmd.pre_exec(move || {
+            sched_setaffinity(Pid::from_raw(0), &set).map_err(std::io::Error::from)
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_read_like_proc_status() {
+        assert_eq!(list_text(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(list_text(&[3]), "3");
+        assert_eq!(list_text(&[]), "");
+    }
+
+    #[test]
+    fn first_allowed_takes_from_the_allowed_set() {
+        let allowed = allowed_cpus();
+        assert!(!allowed.is_empty());
+        assert_eq!(first_allowed(1).unwrap(), vec![allowed[0]]);
+        let err = first_allowed(allowed.len() + 1).unwrap_err();
+        assert!(err.contains(&list_text(&allowed)), "{err}");
+        assert!(first_allowed(0).is_err());
     }
 }

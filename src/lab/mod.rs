@@ -2,6 +2,7 @@
 //! the experiments run against them.
 
 pub mod affinity;
+pub mod child;
 pub mod monitor;
 pub mod nginx;
 pub mod ports;

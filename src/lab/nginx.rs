@@ -7,14 +7,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::ports::{free_port, wait_accepting};
+use super::ports::{free_port, wait_accepting, NotAccepting};
 
 /// What to tell the user when nginx is missing.
 pub const INSTALL_HINT: &str =
     "nginx is not installed; install it with `apt-get install nginx` to compare against it";
 
-/// The nginx binary, if installed (Debian puts it in /usr/sbin).
+/// Names the nginx binary to use instead of searching for one; a path
+/// that is not a file means "nginx is not installed" (tests use this to
+/// take the path a machine without nginx takes).
+pub const NGINX_ENV: &str = "LOADLAB_NGINX";
+
+/// The nginx binary, if installed (Debian puts it in /usr/sbin), or the
+/// one `LOADLAB_NGINX` names.
 pub fn find_nginx() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(NGINX_ENV) {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
     let in_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -70,10 +80,22 @@ pub struct Nginx {
 impl Nginx {
     pub fn start(opts: &NginxOptions) -> anyhow::Result<Nginx> {
         let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
+        Self::start_until(&bin, opts, &|| false)
+    }
+
+    /// Starts `bin`; `stop` (Ctrl-C) ends the wait for it to accept.
+    pub fn start_until(
+        bin: &Path,
+        opts: &NginxOptions,
+        stop: &dyn Fn() -> bool,
+    ) -> anyhow::Result<Nginx> {
         let mut last_err = None;
         // The free port may be taken between probing and nginx binding it.
         for _ in 0..5 {
-            match Self::try_start(&bin, opts) {
+            if stop() {
+                anyhow::bail!("interrupted while nginx was starting");
+            }
+            match Self::try_start(bin, opts, stop) {
                 Ok(n) => return Ok(n),
                 Err(e) => last_err = Some(e),
             }
@@ -81,7 +103,11 @@ impl Nginx {
         Err(last_err.unwrap_or_else(|| anyhow::anyhow!("nginx did not start")))
     }
 
-    fn try_start(bin: &Path, opts: &NginxOptions) -> anyhow::Result<Nginx> {
+    fn try_start(
+        bin: &Path,
+        opts: &NginxOptions,
+        stop: &dyn Fn() -> bool,
+    ) -> anyhow::Result<Nginx> {
         let dir = tempfile::Builder::new()
             .prefix("loadlab-nginx-")
             .tempdir()?;
@@ -90,9 +116,7 @@ impl Nginx {
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf)?;
         let mut cmd = Command::new(bin);
-        if let Some(n) = opts.affinity {
-            super::affinity::restrict(&mut cmd, n);
-        }
+        super::child::prepare(&mut cmd, opts.affinity)?;
         let child = cmd
             .arg("-p")
             .arg(dir.path())
@@ -107,7 +131,10 @@ impl Nginx {
             .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", bin.display()))?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let mut n = Nginx { child, addr, dir };
-        if !wait_accepting(addr, Duration::from_secs(5)) || n.child.try_wait()?.is_some() {
+        if let Err(why) = wait_accepting(addr, Duration::from_secs(5), &mut n.child, stop) {
+            if matches!(why, NotAccepting::Stopped) {
+                anyhow::bail!("interrupted while nginx was starting");
+            }
             let log = std::fs::read_to_string(n.dir.path().join("error.log")).unwrap_or_default();
             anyhow::bail!(
                 "nginx did not start on {addr}: {}",
@@ -133,17 +160,10 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        // SIGTERM is nginx's fast shutdown; the master reaps its workers.
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        for _ in 0..300 {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGTERM is nginx's fast shutdown; the master reaps its workers,
+        // and nginx runs in its own process group, so the group is sent
+        // it too and anything left after 3 s is killed.
+        super::target::stop_group(&mut self.child);
     }
 }
 

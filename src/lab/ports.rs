@@ -1,6 +1,7 @@
 //! Finding free loopback ports and waiting for a server to accept.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 /// A loopback port that was free a moment ago. For servers that cannot
@@ -10,14 +11,41 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// Waits until `addr` accepts a TCP connection, up to `limit`.
-pub fn wait_accepting(addr: SocketAddr, limit: Duration) -> bool {
+/// Why a started server never accepted a connection.
+#[derive(Debug)]
+pub enum NotAccepting {
+    /// Nothing accepted within the limit.
+    TimedOut,
+    /// The process ended first: waiting on would only waste the limit.
+    Exited(ExitStatus),
+    /// The user asked to stop (Ctrl-C).
+    Stopped,
+}
+
+/// Waits until `addr` accepts a TCP connection, up to `limit`, giving up
+/// at once when `child` exits or `stop` says so.
+pub fn wait_accepting(
+    addr: SocketAddr,
+    limit: Duration,
+    child: &mut Child,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), NotAccepting> {
     let until = Instant::now() + limit;
-    while Instant::now() < until {
+    loop {
+        if stop() {
+            return Err(NotAccepting::Stopped);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(NotAccepting::Exited(status));
+        }
+        // Loopback refuses at once when nothing listens; the timeout only
+        // matters for a listener whose backlog is full.
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return true;
+            return Ok(());
+        }
+        if Instant::now() >= until {
+            return Err(NotAccepting::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    false
 }

@@ -88,9 +88,12 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             .into_iter()
             .map(Some)
             .collect();
+            // Counted from the CPUs loadlab may use, which is what --cpus
+            // pins to (a container may allow fewer than the machine has).
+            let allowed = super::affinity::allowed_cpus().len();
             p.cpus = [1, 2, 4]
                 .into_iter()
-                .filter(|&c| c <= cores())
+                .filter(|&c| c <= allowed)
                 .map(Some)
                 .collect();
             p.concurrency = vec![200];

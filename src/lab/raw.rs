@@ -12,10 +12,14 @@ pub const RAW_CSV: &str = "raw.csv";
 /// File name of the machine description inside a results directory.
 pub const MACHINE_JSON: &str = "machine.json";
 
+/// Starts the `error` of a row that records a target left out (nginx not
+/// installed) rather than a run that failed; the report lists these apart.
+pub const SKIPPED_PREFIX: &str = "skipped: ";
+
 /// One run of one configuration against one target. Times in ms unless
 /// the name says otherwise. `error` is non-empty when the run could not be
 /// made (the target did not start, say); its numbers are then zero.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RawRow {
     pub run_id: u64,
     /// Seconds since the Unix epoch when the run started.
@@ -29,7 +33,8 @@ pub struct RawRow {
     pub cpus: u64,
     pub path: String,
     pub concurrency: u64,
-    /// Requested count; 0 when the run was time-limited.
+    /// Requests asked for; 0 when the run was time-limited. A concurrency
+    /// above it still gets one request per connection (see `complete`).
     pub requests: u64,
     pub duration_s: f64,
     pub keepalive: bool,
@@ -85,6 +90,13 @@ pub struct RawRow {
     /// The load generator's own CPU % over the run.
     pub client_cpu_pct: f64,
     pub error: String,
+}
+
+impl RawRow {
+    /// Whether the row records a target that was left out, not a run.
+    pub fn is_skip(&self) -> bool {
+        self.error.starts_with(SKIPPED_PREFIX)
+    }
 }
 
 /// Appends rows to `dir/raw.csv`, writing the header only when the file

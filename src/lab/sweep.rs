@@ -1,13 +1,16 @@
 //! Runs a sweep: every combination of the plan's dimensions against every
-//! target, one raw row per run appended as soon as it is measured, then the
-//! derived report. Ctrl-C stops between runs; rows so far are kept.
+//! target, one raw row per run appended as soon as it is measured. Runs
+//! already in raw.csv are not made again, so a rerun into the same
+//! directory resumes. Ctrl-C ends the run in progress without recording
+//! it, stops the target and keeps every row before.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::monitor::{self_cpu, Monitor};
 use super::nginx::{find_nginx, INSTALL_HINT};
-use super::raw::{self, Machine, RawRow, MACHINE_JSON};
+use super::raw::{self, Machine, RawRow, MACHINE_JSON, SKIPPED_PREFIX};
 use super::target::{Running, StartContext, TargetSpec};
 use crate::bench::stats::Summary;
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec, Target};
@@ -42,7 +45,9 @@ pub struct SweepPlan {
 }
 
 impl SweepPlan {
-    /// Number of bench runs the plan makes (for progress and ETA).
+    /// Number of bench runs the full plan has, before runs already in
+    /// raw.csv, targets left out and dimensions that do not apply to a
+    /// target are taken off (`Event::Planned` has the real count).
     pub fn runs(&self) -> usize {
         self.targets.len()
             * self.workers.len()
@@ -55,12 +60,32 @@ impl SweepPlan {
     }
 }
 
+/// What a sweep tells its caller as it goes (for progress and notes).
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Before the first run: the runs to make, and the measured runs of
+    /// this plan that raw.csv already holds (not made again).
+    Planned { runs: usize, already_done: usize },
+    /// A line for the user: a target skipped, a dimension that does not
+    /// apply to a target.
+    Note(&'a str),
+    /// A run was measured and recorded.
+    Run(&'a RawRow),
+    /// A target did not start: `row` records why, and its `runs` are off
+    /// the total.
+    Dropped { runs: usize, row: &'a RawRow },
+}
+
 /// What a sweep did.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Rows this invocation appended to raw.csv.
     pub rows: Vec<RawRow>,
     /// Targets left out, with the reason (nginx not installed, ...).
     pub skipped: Vec<String>,
+    /// Measured runs of the plan found in raw.csv and not made again.
+    pub already_done: usize,
+    /// Ctrl-C ended the sweep; the run in progress then was not recorded.
     pub interrupted: bool,
 }
 
@@ -88,16 +113,130 @@ pub fn default_out_dir() -> PathBuf {
     ))
 }
 
-/// Runs the plan into `out`. `stop` is polled between and during runs;
-/// `on_run` is told after each run (for progress).
+/// What identifies a run in raw.csv for resuming: a row with the same key
+/// and no error means the run was made.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RunKey {
+    experiment: String,
+    target: String,
+    workers: u64,
+    cpus: u64,
+    path: String,
+    keepalive: bool,
+    requests: u64,
+    /// Microseconds, so the key can be hashed; durations are given in ms.
+    duration_us: u64,
+    concurrency: u64,
+    repeat: u64,
+    warmup: bool,
+}
+
+impl RunKey {
+    fn of(r: &RawRow) -> RunKey {
+        RunKey {
+            experiment: r.experiment.clone(),
+            target: r.target.clone(),
+            workers: r.workers,
+            cpus: r.cpus,
+            path: r.path.clone(),
+            keepalive: r.keepalive,
+            requests: r.requests,
+            duration_us: (r.duration_s * 1e6).round() as u64,
+            concurrency: r.concurrency,
+            repeat: r.repeat,
+            warmup: r.warmup,
+        }
+    }
+
+    fn planned(base: &RowBase, cell: &Cell) -> RunKey {
+        let (requests, duration_s) = load_fields(cell.load);
+        RunKey {
+            experiment: base.experiment.clone(),
+            target: base.target.clone(),
+            workers: base.workers,
+            cpus: base.cpus,
+            path: cell.path.to_string(),
+            keepalive: cell.ka,
+            requests,
+            duration_us: (duration_s * 1e6).round() as u64,
+            concurrency: cell.c as u64,
+            repeat: cell.repeat as u64,
+            warmup: cell.warm,
+        }
+    }
+}
+
+/// One started target: a target with one worker count and one CPU
+/// restriction, and the runs to make against it.
+struct Instance<'a> {
+    spec: &'a TargetSpec,
+    workers: Option<usize>,
+    cpus: Option<usize>,
+    base: RowBase,
+    cells: Vec<Cell<'a>>,
+}
+
+/// The runs of one target instance still to make. A configuration whose
+/// measured repeats are all in raw.csv is skipped whole; otherwise its
+/// warm-up runs are made again (the target is a fresh process, which is
+/// what warm-up is for) and then only the missing repeats.
+fn cells_to_do<'a>(
+    plan: &'a SweepPlan,
+    base: &RowBase,
+    done: &HashSet<RunKey>,
+    already_done: &mut usize,
+) -> Vec<Cell<'a>> {
+    let mut out = Vec::new();
+    for path in &plan.paths {
+        for &ka in &plan.keepalive {
+            for &load in &plan.loads {
+                for &c in &plan.concurrency {
+                    let cell = |repeat: usize, warm: bool| Cell {
+                        path,
+                        ka,
+                        load,
+                        c,
+                        repeat,
+                        warm,
+                    };
+                    let missing: Vec<usize> = (1..=plan.repeat)
+                        .filter(|&r| !done.contains(&RunKey::planned(base, &cell(r, false))))
+                        .collect();
+                    *already_done += plan.repeat - missing.len();
+                    if missing.is_empty() {
+                        continue;
+                    }
+                    out.extend((1..=plan.warmup_runs).map(|w| cell(w, true)));
+                    out.extend(missing.into_iter().map(|r| cell(r, false)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the plan into `out`, resuming what raw.csv there already holds.
+/// `stop` is polled between runs, during runs and while a target starts;
+/// `on_event` hears the plan, notes and each run (for progress).
 pub fn run(
     plan: &SweepPlan,
     out: &Path,
     stop: &(dyn Fn() -> bool + Sync),
-    on_run: &mut dyn FnMut(&RawRow),
+    on_event: &mut dyn FnMut(Event),
 ) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
+    // Appending to a file that cannot be read back would bury the new rows
+    // with the old: refuse instead.
+    let existing = if out.join(raw::RAW_CSV).exists() {
+        raw::read(out)
+            .map_err(|e| anyhow::anyhow!("cannot resume into {}: {e:#}", out.display()))?
+    } else {
+        Vec::new()
+    };
+    // raw.csv exists from the start, so a sweep stopped before its first
+    // run still renders a (empty) report.
+    raw::append(out, &[])?;
     let machine_path = out.join(MACHINE_JSON);
     if !machine_path.exists() {
         std::fs::write(
@@ -105,6 +244,115 @@ pub fn run(
             serde_json::to_string_pretty(&Machine::detect())? + "\n",
         )?;
     }
+    let done: HashSet<RunKey> = existing
+        .iter()
+        .filter(|r| r.error.is_empty())
+        .map(RunKey::of)
+        .collect();
+    let mut next_id = existing.iter().map(|r| r.run_id).max().map_or(1, |m| m + 1);
+    let mut outcome = Outcome::default();
+
+    // Everything to run, decided before the first run so the total is
+    // right from the start.
+    let mut instances: Vec<Instance> = Vec::new();
+    let mut seen: HashSet<(String, u64, u64)> = HashSet::new();
+    let mut no_nginx: Vec<(&TargetSpec, usize)> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let restricted = plan.cpus.iter().any(Option::is_some);
+    let sized = plan.workers.iter().any(Option::is_some);
+    for spec in &plan.targets {
+        let nginx_missing = matches!(spec, TargetSpec::Nginx { .. }) && find_nginx().is_none();
+        // Dimensions that do not apply to a target would measure the same
+        // thing several times under different labels: it runs once.
+        let cpus_list = if spec.started_here() {
+            plan.cpus.clone()
+        } else {
+            if restricted {
+                notes.push(format!(
+                    "--cpus does not apply to {spec} (loadlab does not start it): it runs unrestricted, once"
+                ));
+            }
+            vec![None]
+        };
+        let workers_list = if spec.takes_workers() {
+            plan.workers.clone()
+        } else {
+            if sized {
+                notes.push(format!(
+                    "--workers does not apply to {spec}: it runs as it was started, once"
+                ));
+            }
+            vec![None]
+        };
+        let mut spec_runs = 0;
+        let mut merged = false;
+        for &workers in &workers_list {
+            for &cpus in &cpus_list {
+                let base = RowBase {
+                    experiment: plan.experiment.clone(),
+                    target: spec.to_string(),
+                    workers: spec.workers(workers) as u64,
+                    cpus: cpus.unwrap_or(0) as u64,
+                };
+                if !seen.insert((base.target.clone(), base.workers, base.cpus)) {
+                    merged = true;
+                    continue;
+                }
+                let cells = cells_to_do(plan, &base, &done, &mut outcome.already_done);
+                spec_runs += cells.len();
+                if !cells.is_empty() && !nginx_missing {
+                    instances.push(Instance {
+                        spec,
+                        workers,
+                        cpus,
+                        base,
+                        cells,
+                    });
+                }
+            }
+        }
+        if merged && sized && spec.takes_workers() {
+            notes.push(format!(
+                "{spec} has a fixed worker count: measured once, not once per --workers value"
+            ));
+        }
+        if nginx_missing && spec_runs > 0 {
+            no_nginx.push((spec, spec_runs));
+        }
+    }
+    if !no_nginx.is_empty() {
+        let names: Vec<String> = no_nginx.iter().map(|(s, _)| s.to_string()).collect();
+        let runs: usize = no_nginx.iter().map(|(_, n)| n).sum();
+        on_event(Event::Note(&format!(
+            "{INSTALL_HINT}; skipping {} ({runs} run{})",
+            names.join(", "),
+            if runs == 1 { "" } else { "s" }
+        )));
+        for (spec, _) in &no_nginx {
+            let base = RowBase {
+                experiment: plan.experiment.clone(),
+                target: spec.to_string(),
+                workers: spec.workers(None) as u64,
+                cpus: 0,
+            };
+            let mut row = base.empty_row(next_id);
+            next_id += 1;
+            row.started_at = now_secs();
+            row.error = format!("{SKIPPED_PREFIX}{INSTALL_HINT}");
+            raw::append(out, std::slice::from_ref(&row))?;
+            outcome.skipped.push(format!("{spec}: {INSTALL_HINT}"));
+            outcome.rows.push(row);
+        }
+    }
+    notes.dedup();
+    for n in &notes {
+        on_event(Event::Note(n));
+    }
+    on_event(Event::Planned {
+        runs: instances.iter().map(|i| i.cells.len()).sum(),
+        already_done: outcome.already_done,
+    });
+
     let docroot = tempfile::Builder::new()
         .prefix("loadlab-docroot-")
         .tempdir()?;
@@ -113,81 +361,55 @@ pub fn run(
         exe: std::env::current_exe()?,
         docroot: docroot.path().to_path_buf(),
     };
-    let mut next_id = raw::read(out)
-        .ok()
-        .and_then(|rows| rows.iter().map(|r| r.run_id).max())
-        .map_or(1, |m| m + 1);
-    let mut outcome = Outcome::default();
-    'targets: for spec in &plan.targets {
-        if matches!(spec, TargetSpec::Nginx { .. }) && find_nginx().is_none() {
-            outcome.skipped.push(format!("{spec}: {INSTALL_HINT}"));
-            continue;
+    'targets: for inst in &instances {
+        if stop() {
+            outcome.interrupted = true;
+            break;
         }
-        for &workers in &plan.workers {
-            for &cpus in &plan.cpus {
-                if stop() {
-                    outcome.interrupted = true;
-                    break 'targets;
-                }
-                let base = RowBase {
-                    experiment: &plan.experiment,
-                    target: spec.to_string(),
-                    workers: spec.workers(workers) as u64,
-                    cpus: cpus.unwrap_or(0) as u64,
-                };
-                let running = match Running::start(spec, &ctx, workers, cpus) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let mut row = base.empty_row(next_id);
-                        next_id += 1;
-                        row.error = format!("target did not start: {e:#}");
-                        raw::append(out, std::slice::from_ref(&row))?;
-                        on_run(&row);
-                        outcome.rows.push(row);
-                        continue;
-                    }
-                };
-                for path in &plan.paths {
-                    for &ka in &plan.keepalive {
-                        for &load in &plan.loads {
-                            for &c in &plan.concurrency {
-                                for i in 0..plan.warmup_runs + plan.repeat {
-                                    if stop() {
-                                        outcome.interrupted = true;
-                                        break 'targets;
-                                    }
-                                    let warm = i < plan.warmup_runs;
-                                    let repeat = if warm {
-                                        i + 1
-                                    } else {
-                                        i - plan.warmup_runs + 1
-                                    };
-                                    let cfg = Cell {
-                                        path,
-                                        ka,
-                                        load,
-                                        c,
-                                        repeat,
-                                        warm,
-                                    };
-                                    let row = measure(plan, &base, &running, &cfg, next_id, stop);
-                                    next_id += 1;
-                                    raw::append(out, std::slice::from_ref(&row))?;
-                                    on_run(&row);
-                                    outcome.rows.push(row);
-                                }
-                            }
-                        }
-                    }
-                }
+        let running = match Running::start(inst.spec, &ctx, inst.workers, inst.cpus, stop) {
+            Ok(r) => r,
+            // Ctrl-C while it started: nothing about the target is known.
+            Err(_) if stop() => {
+                outcome.interrupted = true;
+                break;
             }
+            Err(e) => {
+                let mut row = inst.base.empty_row(next_id);
+                next_id += 1;
+                row.started_at = now_secs();
+                row.error = format!("target did not start: {e:#}");
+                raw::append(out, std::slice::from_ref(&row))?;
+                on_event(Event::Dropped {
+                    runs: inst.cells.len(),
+                    row: &row,
+                });
+                outcome.rows.push(row);
+                continue;
+            }
+        };
+        for cell in &inst.cells {
+            if stop() {
+                outcome.interrupted = true;
+                break 'targets;
+            }
+            let row = measure(plan, &inst.base, &running, cell, next_id, stop);
+            // Ctrl-C cut this run short: its numbers describe part of a
+            // run, so it is not recorded (a resumed sweep makes it again).
+            if stop() {
+                outcome.interrupted = true;
+                break 'targets;
+            }
+            next_id += 1;
+            raw::append(out, std::slice::from_ref(&row))?;
+            on_event(Event::Run(&row));
+            outcome.rows.push(row);
         }
     }
     Ok(outcome)
 }
 
-struct RowBase<'a> {
-    experiment: &'a str,
+struct RowBase {
+    experiment: String,
     target: String,
     workers: u64,
     cpus: u64,
@@ -202,12 +424,23 @@ struct Cell<'a> {
     warm: bool,
 }
 
-impl RowBase<'_> {
+impl RowBase {
     fn empty_row(&self, id: u64) -> RawRow {
         let zero = Summary::of(&crate::bench::stats::new_histogram());
         let mut r = row_from(self, id, None, zero, zero, zero, zero);
         r.error.clear();
         r
+    }
+}
+
+/// The requests and duration a run records: what the plan asked for, so
+/// that one `--requests` value is one configuration at every concurrency
+/// (bench makes at least one request per connection; `complete` says how
+/// many were made).
+fn load_fields(load: Load) -> (u64, f64) {
+    match load {
+        Load::Requests(n) => (n, 0.0),
+        Load::Duration(d) => (0, d.as_secs_f64()),
     }
 }
 
@@ -298,10 +531,7 @@ fn fill_cell(row: &mut RawRow, cell: &Cell, started_at: f64) {
     row.keepalive = cell.ka;
     row.repeat = cell.repeat as u64;
     row.warmup = cell.warm;
-    match cell.load {
-        Load::Requests(n) => row.requests = n.max(cell.c as u64),
-        Load::Duration(d) => row.duration_s = d.as_secs_f64(),
-    }
+    (row.requests, row.duration_s) = load_fields(cell.load);
 }
 
 fn row_from(
@@ -319,7 +549,7 @@ fn row_from(
     RawRow {
         run_id: id,
         started_at: 0.0,
-        experiment: base.experiment.to_string(),
+        experiment: base.experiment.clone(),
         target: base.target.clone(),
         workers: base.workers,
         cpus: base.cpus,

@@ -4,15 +4,22 @@
 
 use std::fmt;
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-use super::nginx::{Nginx, NginxOptions};
-use super::ports::{free_port, wait_accepting};
+use super::child::{self, stderr_note, StderrTail};
+use super::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
+use super::ports::{free_port, wait_accepting, NotAccepting};
 use crate::server::Model;
+
+/// How long a `cmd:` target may take to accept connections: a student's
+/// server may compile or load data first.
+pub const CMD_START_LIMIT: Duration = Duration::from_secs(15);
+/// How long `loadlab serve` may take to print its address.
+const MODEL_START_LIMIT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TargetSpec {
@@ -119,6 +126,18 @@ impl TargetSpec {
             _ => 0,
         }
     }
+
+    /// Whether `--workers` means anything to this target: a command or a
+    /// URL runs however it was written.
+    pub fn takes_workers(&self) -> bool {
+        matches!(self, TargetSpec::Model { .. } | TargetSpec::Nginx { .. })
+    }
+
+    /// Whether loadlab starts this target (and can pin it to CPUs and
+    /// watch its processes).
+    pub fn started_here(&self) -> bool {
+        !matches!(self, TargetSpec::Url { .. })
+    }
 }
 
 fn default_cores() -> usize {
@@ -141,16 +160,19 @@ pub struct Running {
     pub base: String,
     /// Root of the target's process tree, when we started it.
     pub pid: Option<u32>,
-    child: Option<Child>,
+    _proc: Option<Proc>,
     _nginx: Option<Nginx>,
 }
 
 impl Running {
+    /// Starts the target. `stop` (Ctrl-C) ends any wait for it to come up;
+    /// the error then says so and the caller checks `stop` itself.
     pub fn start(
         spec: &TargetSpec,
         ctx: &StartContext,
         workers: Option<usize>,
         cpus: Option<usize>,
+        stop: &dyn Fn() -> bool,
     ) -> anyhow::Result<Running> {
         match spec {
             TargetSpec::Model { model, .. } => {
@@ -158,33 +180,36 @@ impl Running {
                 let mut cmd = Command::new(&ctx.exe);
                 cmd.args(["serve", "--model", model.name(), "--addr", "127.0.0.1:0"]);
                 cmd.args(["--workers", &w.to_string()]);
-                let mut child = spawn(cmd, cpus, Stdio::piped())?;
-                let stdout = child
-                    .stdout
-                    .take()
-                    .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
-                let mut line = String::new();
-                BufReader::new(stdout).read_line(&mut line)?;
-                let addr = line
+                child::prepare(&mut cmd, cpus)?;
+                let mut p = Proc::spawn(cmd, Stdio::piped())?;
+                let line = p.first_line(spec, stop)?;
+                let Some(addr) = line
                     .strip_prefix("listening on ")
                     .and_then(|r| r.split_whitespace().next())
-                    .ok_or_else(|| anyhow::anyhow!("{spec} did not start: {line:?}"))?;
+                else {
+                    let exit = p.exit_text();
+                    anyhow::bail!(
+                        "`loadlab serve` printed no address{exit}{}",
+                        stderr_note(&p.stderr)
+                    );
+                };
                 Ok(Running {
                     base: addr.to_string(),
-                    pid: Some(child.id()),
-                    child: Some(child),
+                    pid: Some(p.child.id()),
+                    _proc: Some(p),
                     _nginx: None,
                 })
             }
             TargetSpec::Nginx { .. } => {
+                let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
                 let mut opts = NginxOptions::new(&ctx.docroot);
                 opts.workers = spec.workers(workers);
                 opts.affinity = cpus;
-                let n = Nginx::start(&opts)?;
+                let n = Nginx::start_until(&bin, &opts, stop)?;
                 Ok(Running {
                     base: format!("http://{}", n.addr),
                     pid: Some(n.pid()),
-                    child: None,
+                    _proc: None,
                     _nginx: Some(n),
                 })
             }
@@ -192,64 +217,141 @@ impl Running {
                 let port = free_port()?;
                 let line = command.replace("{port}", &port.to_string());
                 let mut cmd = Command::new("sh");
+                // exec: the pid we watch and signal is the server's own.
                 cmd.args(["-c", &format!("exec {line}")]);
-                // Its own process group, so the whole tree can be stopped.
-                cmd.process_group(0);
-                let mut child = spawn(cmd, cpus, Stdio::null())?;
+                child::prepare(&mut cmd, cpus)?;
+                let mut p = Proc::spawn(cmd, Stdio::null())?;
                 let addr = ([127, 0, 0, 1], port).into();
-                if !wait_accepting(addr, Duration::from_secs(15)) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    anyhow::bail!(
-                        "{spec}: nothing accepted connections on port {port} within 15 s"
-                    );
+                match wait_accepting(addr, CMD_START_LIMIT, &mut p.child, stop) {
+                    Ok(()) => Ok(Running {
+                        base: format!("http://127.0.0.1:{port}"),
+                        pid: Some(p.child.id()),
+                        _proc: Some(p),
+                        _nginx: None,
+                    }),
+                    Err(NotAccepting::Stopped) => {
+                        anyhow::bail!("interrupted while {spec} was starting")
+                    }
+                    Err(NotAccepting::Exited(status)) => anyhow::bail!(
+                        "it exited ({status}) before accepting connections on port {port}{}",
+                        stderr_note(&p.stderr)
+                    ),
+                    Err(NotAccepting::TimedOut) => {
+                        // Stopped first, so its last words are in the tail.
+                        let tail = p.stderr.clone();
+                        drop(p);
+                        anyhow::bail!(
+                            "nothing accepted connections on port {port} within {} s{}",
+                            CMD_START_LIMIT.as_secs(),
+                            stderr_note(&tail)
+                        )
+                    }
                 }
-                Ok(Running {
-                    base: format!("http://127.0.0.1:{port}"),
-                    pid: Some(child.id()),
-                    child: Some(child),
-                    _nginx: None,
-                })
             }
             TargetSpec::Url { url } => Ok(Running {
                 base: url.clone(),
                 pid: None,
-                child: None,
+                _proc: None,
                 _nginx: None,
             }),
         }
     }
 }
 
-fn spawn(mut cmd: Command, cpus: Option<usize>, stdout: Stdio) -> anyhow::Result<Child> {
-    cmd.stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(Stdio::null());
-    if let Some(n) = cpus {
-        super::affinity::restrict(&mut cmd, n);
-    }
-    Ok(cmd.spawn()?)
+/// A target process we started, stopped (its whole process group) on drop.
+#[derive(Debug)]
+struct Proc {
+    child: Child,
+    stderr: StderrTail,
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let Some(child) = self.child.as_mut() else {
-            return;
-        };
-        let pid = child.id() as i32;
-        use nix::sys::signal::{kill, Signal};
-        use nix::unistd::Pid;
-        // The group first (cmd targets and their children), then the pid.
-        let _ = kill(Pid::from_raw(-pid), Signal::SIGTERM);
-        let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-        for _ in 0..300 {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
+impl Proc {
+    fn spawn(cmd: Command, stdout: Stdio) -> anyhow::Result<Proc> {
+        let (child, stderr) = child::spawn(cmd, stdout)?;
+        Ok(Proc { child, stderr })
+    }
+
+    /// The first line on stdout (`loadlab serve` prints its address
+    /// there), read on a thread so that Ctrl-C and a time limit can end
+    /// the wait. The thread then drains stdout for the server's life.
+    fn first_line(&mut self, spec: &TargetSpec, stop: &dyn Fn() -> bool) -> anyhow::Result<String> {
+        let stdout = self
+            .child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdout to read {spec}'s address from"))?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("target-stdout".into())
+            .spawn(move || {
+                let mut r = BufReader::new(stdout);
+                let mut line = String::new();
+                let _ = r.read_line(&mut line);
+                let _ = tx.send(line);
+                let _ = std::io::copy(&mut r, &mut std::io::sink());
+            })?;
+        let until = Instant::now() + MODEL_START_LIMIT;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(line) => return Ok(line),
+                // The reader ended without a line: the process is gone.
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(String::new()),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if stop() {
+                anyhow::bail!("interrupted while {spec} was starting");
+            }
+            if Instant::now() >= until {
+                anyhow::bail!(
+                    "`loadlab serve` printed no address within {} s{}",
+                    MODEL_START_LIMIT.as_secs(),
+                    stderr_note(&self.stderr)
+                );
+            }
+        }
+    }
+
+    /// ", exit status: 1" once the process has ended (it is given a moment
+    /// to), or nothing while it still runs.
+    fn exit_text(&mut self) -> String {
+        for _ in 0..20 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return format!(" ({status})");
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
-        let _ = child.kill();
-        let _ = child.wait();
+        String::new()
     }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        stop_group(&mut self.child);
+    }
+}
+
+/// SIGTERM to the child's process group (a `cmd:` server's workers, a
+/// prefork model's processes), then SIGKILL if it has not ended in 3 s.
+pub(crate) fn stop_group(child: &mut Child) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let pid = child.id() as i32;
+    if let Ok(Some(_)) = child.try_wait() {
+        // Gone already; its group may still hold workers.
+        let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+        return;
+    }
+    let _ = kill(Pid::from_raw(-pid), Signal::SIGTERM);
+    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    for _ in 0..300 {
+        if let Ok(Some(_)) = child.try_wait() {
+            // Workers that ignored the group's SIGTERM go now.
+            let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -1,7 +1,7 @@
 //! Which charts the report has and what is on them: per experiment (and
 //! per path when there are several), one chart per metric against
-//! concurrency, one line per target (split by keep-alive, workers or cpus
-//! when those vary). Drawing is left to `plot`.
+//! concurrency, one line per target (split by keep-alive, workers, cpus or
+//! load when those vary). Drawing is left to `plot`.
 
 use super::plot::{self, ChartSpec, Series};
 use super::summary::{Group, Summary, SummaryRow, Varies};
@@ -172,6 +172,9 @@ fn spec(
         }
         if within.cpus {
             qualifiers.push_str(&format!(" cpus={}", k.cpus));
+        }
+        if v.load {
+            qualifiers.push_str(&format!(" {}", k.load_label()));
         }
         let base = format!("{}{qualifiers}", k.target);
         let keepalive = if v.keepalive {

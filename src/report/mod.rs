@@ -26,7 +26,9 @@ pub const SUMMARY_MD: &str = "summary.md";
 pub const INDEX_HTML: &str = "index.html";
 pub const CHARTS_DIR: &str = "charts";
 /// Names the shape of summary.json; bumped when a field changes meaning.
-pub const SUMMARY_SCHEMA: &str = "loadlab-summary/1";
+/// 2: configurations are also told apart by load (`requests`,
+/// `duration_s`), and `skipped_targets` lists targets left out.
+pub const SUMMARY_SCHEMA: &str = "loadlab-summary/2";
 
 /// What a results directory holds to render from.
 #[derive(Debug, Clone)]
@@ -93,6 +95,7 @@ struct SummaryJson<'a> {
     machine: Option<&'a Machine>,
     configurations: &'a [SummaryRow],
     failed_runs: &'a [FailedRun],
+    skipped_targets: &'a [FailedRun],
 }
 
 /// Writes summary.csv, summary.json, summary.md, charts/*.svg and
@@ -111,6 +114,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         machine: m,
         configurations: &s.rows,
         failed_runs: &s.failed,
+        skipped_targets: &s.skipped,
     };
     let mut text = serde_json::to_string_pretty(&json)?;
     text.push('\n');
@@ -153,6 +157,8 @@ fn summary_csv(rows: &[SummaryRow]) -> anyhow::Result<Vec<u8>> {
                 cpus: 0,
                 path: String::new(),
                 keepalive: false,
+                requests: 0,
+                duration_us: 0,
                 concurrency: 0,
             },
             runs: Vec::new(),

@@ -38,24 +38,35 @@ fn sections<'a>(s: &'a Summary, charts: &'a [Chart]) -> Vec<Section<'a>> {
         .collect()
 }
 
-/// "12 runs: 9 measured, 2 warm-up, 1 failed."
+/// "12 runs: 9 measured, 2 warm-up, 1 failed." Rows that record a
+/// skipped target are not runs and are counted apart.
 fn counts(raw: &[RawRow]) -> String {
-    let failed = raw.iter().filter(|r| !r.error.is_empty()).count();
+    let skipped = raw.iter().filter(|r| r.is_skip()).count();
+    let failed = raw
+        .iter()
+        .filter(|r| !r.error.is_empty() && !r.is_skip())
+        .count();
     let warm = raw
         .iter()
         .filter(|r| r.error.is_empty() && r.warmup)
         .count();
-    let measured = raw.len() - failed - warm;
-    format!(
-        "raw.csv holds {} runs: {measured} measured, {warm} warm-up, {failed} failed.",
-        raw.len()
-    )
+    let runs = raw.len() - skipped;
+    let measured = runs - failed - warm;
+    let mut text =
+        format!("raw.csv holds {runs} runs: {measured} measured, {warm} warm-up, {failed} failed.");
+    if skipped > 0 {
+        text.push_str(" Some targets were skipped: see Skipped targets.");
+    }
+    text
 }
 
 pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) -> String {
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&format!("{}\n\n", counts(raw)));
     o.push_str(&tables::machine(m).to_markdown(2));
+    if let Some(t) = tables::skipped_targets(&s.skipped) {
+        o.push_str(&t.to_markdown(2));
+    }
     for sec in sections(s, charts) {
         o.push_str(&format!("## Experiment {}\n\n", sec.name));
         if sec.summary.is_none() {
@@ -99,6 +110,9 @@ pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) 
     o.push_str("<h1>loadlab report</h1>\n");
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
     o.push_str(&tables::machine(m).to_html(2));
+    if let Some(t) = tables::skipped_targets(&s.skipped) {
+        o.push_str(&t.to_html(2));
+    }
     for sec in sections(s, charts) {
         o.push_str(&format!(
             "<section id=\"experiment-{}\">\n<h2>Experiment {}</h2>\n",

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use crate::lab::raw::RawRow;
 
-/// What makes two runs repeats of each other.
+/// What makes two runs repeats of each other. The load is part of it:
+/// 100 and 1,000 requests (or 1 s and 10 s) are different measurements,
+/// not repeats to average.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConfigKey {
     pub experiment: String,
@@ -17,6 +19,11 @@ pub struct ConfigKey {
     pub cpus: u64,
     pub path: String,
     pub keepalive: bool,
+    /// Requests per run; 0 for a time-limited run.
+    pub requests: u64,
+    /// Length of a time-limited run in microseconds (a whole number, so
+    /// the key can be hashed); 0 for a request-count run.
+    pub duration_us: u64,
     pub concurrency: u64,
 }
 
@@ -29,8 +36,41 @@ impl ConfigKey {
             cpus: r.cpus,
             path: r.path.clone(),
             keepalive: r.keepalive,
+            requests: r.requests,
+            duration_us: duration_us(r.duration_s),
             concurrency: r.concurrency,
         }
+    }
+
+    pub fn duration_s(&self) -> f64 {
+        self.duration_us as f64 / 1e6
+    }
+
+    /// "1000 requests" or "2.5 s" for tables and legends.
+    pub fn load_label(&self) -> String {
+        load_label(self.requests, self.duration_s())
+    }
+}
+
+/// Seconds as whole microseconds; durations are given in milliseconds, so
+/// nothing is lost.
+pub fn duration_us(secs: f64) -> u64 {
+    if secs.is_finite() && secs > 0.0 {
+        (secs * 1e6).round() as u64
+    } else {
+        0
+    }
+}
+
+/// "1000 requests", "2.5 s", or "–" for a row with neither (a target that
+/// did not start).
+pub fn load_label(requests: u64, duration_s: f64) -> String {
+    if requests > 0 {
+        format!("{requests} requests")
+    } else if duration_s > 0.0 {
+        format!("{duration_s} s")
+    } else {
+        "–".into()
     }
 }
 
@@ -78,6 +118,10 @@ pub struct SummaryRow {
     pub cpus: u64,
     pub path: String,
     pub keepalive: bool,
+    /// Requests per run; 0 when runs were time-limited.
+    pub requests: u64,
+    /// Seconds per run when time-limited; 0 otherwise.
+    pub duration_s: f64,
     pub concurrency: u64,
     /// Measured runs averaged here.
     pub runs: usize,
@@ -152,6 +196,8 @@ impl SummaryRow {
             cpus: k.cpus,
             path: k.path.clone(),
             keepalive: k.keepalive,
+            requests: k.requests,
+            duration_s: k.duration_s(),
             concurrency: k.concurrency,
             runs: g.runs.len(),
             warmup_runs: g.warmup_runs,
@@ -192,6 +238,8 @@ pub struct FailedRun {
     pub cpus: u64,
     pub path: String,
     pub keepalive: bool,
+    pub requests: u64,
+    pub duration_s: f64,
     pub concurrency: u64,
     pub repeat: u64,
     pub warmup: bool,
@@ -208,6 +256,8 @@ impl FailedRun {
             cpus: r.cpus,
             path: r.path.clone(),
             keepalive: r.keepalive,
+            requests: r.requests,
+            duration_s: r.duration_s,
             concurrency: r.concurrency,
             repeat: r.repeat,
             warmup: r.warmup,
@@ -225,6 +275,9 @@ pub struct Summary {
     pub rows: Vec<SummaryRow>,
     /// In raw.csv order.
     pub failed: Vec<FailedRun>,
+    /// Targets left out (nginx not installed), once per experiment, target
+    /// and reason, in raw.csv order.
+    pub skipped: Vec<FailedRun>,
 }
 
 /// Groups the raw rows. Order is fixed by the data alone: experiments,
@@ -242,7 +295,19 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
 
     let mut by_key: HashMap<ConfigKey, Group> = HashMap::new();
     let mut failed = Vec::new();
+    let mut skipped: Vec<FailedRun> = Vec::new();
     for r in raw {
+        // A target left out made no run: it has no configuration, and a
+        // resumed sweep records it again, so it is listed once.
+        if r.is_skip() {
+            let f = FailedRun::of(r);
+            if !skipped.iter().any(|s| {
+                (&s.experiment, &s.target, &s.error) == (&f.experiment, &f.target, &f.error)
+            }) {
+                skipped.push(f);
+            }
+            continue;
+        }
         let key = ConfigKey::of(r);
         let g = by_key.entry(key.clone()).or_insert_with(|| Group {
             key,
@@ -278,6 +343,8 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
             k.keepalive,
             k.workers,
             k.cpus,
+            k.requests,
+            k.duration_us,
             k.concurrency,
         )
     });
@@ -287,6 +354,7 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
         groups,
         rows,
         failed,
+        skipped,
     }
 }
 
@@ -319,6 +387,8 @@ pub struct Varies {
     pub cpus: bool,
     pub path: bool,
     pub keepalive: bool,
+    /// Requests or duration per run.
+    pub load: bool,
     pub concurrency: bool,
 }
 
@@ -335,6 +405,7 @@ impl Varies {
                     v.cpus |= f.cpus != k.cpus;
                     v.path |= f.path != k.path;
                     v.keepalive |= f.keepalive != k.keepalive;
+                    v.load |= (f.requests, f.duration_us) != (k.requests, k.duration_us);
                     v.concurrency |= f.concurrency != k.concurrency;
                 }
             }
@@ -354,5 +425,56 @@ mod tests {
         assert!((sd - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert_eq!(mean_sd(&[7.0]), (7.0, 0.0));
         assert_eq!(mean_sd(&[]), (0.0, 0.0));
+    }
+
+    fn run(id: u64, requests: u64, duration_s: f64, repeat: u64, tpr: f64) -> RawRow {
+        RawRow {
+            run_id: id,
+            experiment: "sweep".into(),
+            target: "model:event-loop".into(),
+            path: "/500B.html".into(),
+            concurrency: 2,
+            requests,
+            duration_s,
+            repeat,
+            time_per_request_ms: tpr,
+            requests_per_second: 1000.0 / tpr,
+            ..RawRow::default()
+        }
+    }
+
+    /// Regression: `--requests 100,1000` was averaged as if the two loads
+    /// were repeats, and repeat 1 of one load sat in the windows of the
+    /// other.
+    #[test]
+    fn loads_are_configurations_not_repeats() {
+        let raw = vec![
+            run(1, 100, 0.0, 1, 1.0),
+            run(2, 100, 0.0, 2, 2.0),
+            run(3, 1000, 0.0, 1, 10.0),
+            run(4, 1000, 0.0, 2, 20.0),
+            run(5, 0, 0.5, 1, 7.0),
+            run(6, 0, 0.5, 2, 9.0),
+        ];
+        let s = summarize(&raw);
+        assert_eq!(s.rows.len(), 3);
+        let by = |requests: u64, duration_s: f64| {
+            s.rows
+                .iter()
+                .find(|r| r.requests == requests && r.duration_s == duration_s)
+                .expect("a summary row per load")
+        };
+        assert_eq!(by(100, 0.0).runs, 2);
+        assert_eq!(by(100, 0.0).time_per_request_ms_mean, 1.5);
+        assert_eq!(by(1000, 0.0).time_per_request_ms_mean, 15.0);
+        assert_eq!(by(0, 0.5).time_per_request_ms_mean, 8.0);
+        for g in &s.groups {
+            let reps: Vec<u64> = g.runs.iter().map(|r| r.repeat).collect();
+            assert_eq!(reps, vec![1, 2], "repeats of one load only: {:?}", g.key);
+        }
+        assert!(Varies::of(s.groups.iter().map(|g| &g.key)).load);
+        let labels: Vec<String> = s.groups.iter().map(|g| g.key.load_label()).collect();
+        assert_eq!(labels, ["0.5 s", "100 requests", "1000 requests"]);
+        assert_eq!(by(0, 0.5).duration_s, 0.5);
     }
 }

@@ -92,6 +92,9 @@ impl KeyCols {
         if self.v.cpus {
             h.push(("cpus", Right));
         }
+        if self.v.load {
+            h.push(("load", Right));
+        }
         h.push(("c", Right));
         h
     }
@@ -109,6 +112,9 @@ impl KeyCols {
         }
         if self.v.cpus {
             c.push(cpus(k.cpus));
+        }
+        if self.v.load {
+            c.push(k.load_label());
         }
         c.push(k.concurrency.to_string());
         c
@@ -129,6 +135,9 @@ impl KeyCols {
         }
         if !self.v.cpus {
             parts.push(format!("cpus {}", cpus(k.cpus)));
+        }
+        if !self.v.load {
+            parts.push(format!("load {}", k.load_label()));
         }
         parts.join(", ")
     }
@@ -284,6 +293,7 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
             ("cpus", Right),
             ("path", Left),
             ("keep-alive", Left),
+            ("load", Right),
             ("c", Right),
             ("repeat", Right),
             ("warm-up", Left),
@@ -304,6 +314,7 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
             cpus(f.cpus),
             f.path.clone(),
             on_off(f.keepalive).into(),
+            summary::load_label(f.requests, f.duration_s),
             f.concurrency.to_string(),
             f.repeat.to_string(),
             if f.warmup { "yes" } else { "no" }.into(),
@@ -311,4 +322,26 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
         ]);
     }
     t
+}
+
+/// Targets the sweep left out (nginx not installed), with the reason;
+/// `None` when every target ran.
+pub fn skipped_targets(skipped: &[FailedRun]) -> Option<Table> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "skipped-targets",
+        "Skipped targets",
+        &[("experiment", Left), ("target", Left), ("reason", Left)],
+    );
+    t.note = Some("These targets were not measured; the tables below do not have them.".into());
+    for f in skipped {
+        let reason = f
+            .error
+            .strip_prefix(crate::lab::raw::SKIPPED_PREFIX)
+            .unwrap_or(&f.error);
+        t.push(vec![f.experiment.clone(), f.target.clone(), reason.into()]);
+    }
+    Some(t)
 }

@@ -56,7 +56,7 @@ run() {
   taskset -c 1 /usr/bin/time -f "%U %S" -o "$tf" "${cmd[@]}" > "$out" 2>/dev/null || true
   local n
   case $client in
-    loadlab) n=$(tail -1 "$out" | cut -d, -f8) ;;
+    loadlab) n=$(awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["complete"]}' "$out") ;;
     wrk)     n=$(grep -m1 "requests in" "$out" | awk '{print $1}') ;;
     ab)      n=$(grep "Complete requests:" "$out" | awk '{print $3}') ;;
     floor)   n=$(awk '{print $2}' "$out") ;;

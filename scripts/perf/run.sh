@@ -93,7 +93,8 @@ PY
       local k=()
       [ "$ka" = on ] && k=(-k)
       taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c 50 -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
-      tail -1 "$o" | awk -F, '{print $13, $19}' ;;
+      # Columns by header name (docs/schema/bench-csv.md), not position.
+      awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["requests_per_second"], $h["p99_ms"]}' "$o" ;;
   esac
 }
 

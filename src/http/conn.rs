@@ -107,11 +107,19 @@ impl ServerConn {
     /// models read straight into `read_buf` instead.
     pub fn feed(&mut self, data: &[u8]) {
         self.compact();
-        if self.buf.len() < self.end + data.len() {
-            self.buf.resize(self.end + data.len(), 0);
-        }
-        self.buf[self.end..self.end + data.len()].copy_from_slice(data);
+        // Only as much room as the data needs: a connection fed from a
+        // shared read buffer keeps a buffer the size of its requests.
+        self.buf.truncate(self.end);
+        self.buf.extend_from_slice(data);
         self.end += data.len();
+    }
+
+    /// Between requests with nothing buffered: the next bytes start a new
+    /// request head, so a server may read them into a buffer it shares
+    /// between connections and `feed` them, instead of giving every idle
+    /// connection a read buffer of its own (E3 holds 10,000 of them).
+    pub fn is_between_requests(&self) -> bool {
+        matches!(self.state, State::Idle) && self.start == self.end && !self.eof
     }
 
     /// The peer will send nothing more.

@@ -19,6 +19,8 @@ const LISTENER: Token = Token(usize::MAX);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
 const READS_PER_TURN: usize = 16;
+/// The reactor's shared read buffer for connections between requests.
+const SCRATCH: usize = 64 * 1024;
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     run_loop(listener, cfg, cfg.max_connections, shutdown)
@@ -70,6 +72,7 @@ pub fn run_loop(
     let mut stop_deadline: Option<Instant> = None;
     let mut stop_started: Option<Instant> = None;
     let app: &App = &cfg.app;
+    let mut scratch = vec![0u8; SCRATCH];
 
     loop {
         let timeout = if again.is_empty() {
@@ -113,7 +116,7 @@ pub fn run_loop(
             let Some(c) = conns.get_mut(token) else {
                 continue;
             };
-            match drive(c, app, stopping) {
+            match drive(c, app, stopping, &mut scratch) {
                 Drive::Wait => {
                     c.session.deadline(now);
                 }
@@ -131,7 +134,7 @@ pub fn run_loop(
             // requests their clients sent just before it are answered
             // (with `Connection: close`) rather than reset unread.
             let close_idle = stop_started.is_some_and(|t| now.duration_since(t) >= TICK);
-            sweep(&mut conns, app, now, stopping, close_idle, &mut again);
+            sweep(&mut conns, app, now, stopping, close_idle, &mut again, &mut scratch);
             accept_pending |= listener.is_some() && conns.len() < max_conns;
         }
         if stopping {
@@ -198,8 +201,10 @@ fn accept_all(
     }
 }
 
-/// Moves a connection along as far as its socket allows.
-fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
+/// Moves a connection along as far as its socket allows. A connection
+/// between requests reads into `scratch`, so an idle one holds only a
+/// buffer the size of its last request, not a whole read buffer.
+fn drive(c: &mut Conn, app: &App, stopping: bool, scratch: &mut [u8]) -> Drive {
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
@@ -227,7 +232,12 @@ fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
             return Drive::Again;
         }
         reads += 1;
-        let buf = c.session.conn.read_buf();
+        let shared = c.session.conn.is_between_requests();
+        let buf = if shared {
+            &mut scratch[..]
+        } else {
+            c.session.conn.read_buf()
+        };
         if buf.is_empty() {
             return Drive::Wait;
         }
@@ -236,7 +246,11 @@ fn drive(c: &mut Conn, app: &App, stopping: bool) -> Drive {
             Ok(0) => c.session.conn.feed_eof(),
             Ok(n) => {
                 c.readable = n == room || c.read_closed;
-                c.session.conn.filled(n);
+                if shared {
+                    c.session.conn.feed(&scratch[..n]);
+                } else {
+                    c.session.conn.filled(n);
+                }
                 c.session.on_read(Instant::now());
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -259,6 +273,7 @@ fn sweep(
     stopping: bool,
     close_idle: bool,
     again: &mut Vec<usize>,
+    scratch: &mut [u8],
 ) {
     let mut dead = Vec::new();
     for (token, c) in conns.iter_mut() {
@@ -273,7 +288,7 @@ fn sweep(
         if expired || idle_stop {
             // Driving first reads a request that arrived since the last
             // wake-up, so it is answered instead of reset unread.
-            match drive(c, app, stopping) {
+            match drive(c, app, stopping, scratch) {
                 Drive::Close => dead.push(token),
                 // A response still being written (e.g. to a request
                 // just read) keeps the connection until it is out.

@@ -73,6 +73,7 @@ pub fn run_loop(
     let mut stop_started: Option<Instant> = None;
     let app: &App = &cfg.app;
     let mut scratch = vec![0u8; SCRATCH];
+    let mut fresh: Vec<usize> = Vec::new();
 
     loop {
         let timeout = if again.is_empty() {
@@ -104,7 +105,7 @@ pub fn run_loop(
         }
         if accept_pending && accept_paused_until.is_none() {
             if let Some(l) = listener.as_ref() {
-                match accept_all(l, &poll, &mut conns, max_conns, &cfg.limits) {
+                match accept_all(l, &mut conns, max_conns, &cfg.limits, &mut fresh) {
                     Ok(()) => accept_pending = false,
                     Err(AcceptStop::Full) => {}
                     Err(AcceptStop::Backoff) => accept_paused_until = Some(now + ACCEPT_BACKOFF),
@@ -112,6 +113,31 @@ pub fn run_loop(
             }
         }
         let stopping = shutdown.is_set();
+        // A new connection's request has usually arrived by the time it is
+        // accepted: serve it at once, and register with epoll only if the
+        // socket makes it wait. A connection that is answered and closed
+        // in one go (no keep-alive) then costs no epoll_ctl and no wake-up.
+        for token in fresh.drain(..) {
+            let Some(c) = conns.get_mut(token) else {
+                continue;
+            };
+            let d = drive(c, app, stopping, &mut scratch);
+            let registered = d != Drive::Close
+                && poll
+                    .registry()
+                    .register(
+                        &mut c.stream,
+                        Token(token),
+                        Interest::READABLE | Interest::WRITABLE,
+                    )
+                    .is_ok();
+            if !registered {
+                close(&mut conns, token);
+                accept_pending |= listener.is_some();
+            } else if d == Drive::Again {
+                again.push(token);
+            }
+        }
         for token in ready {
             let Some(c) = conns.get_mut(token) else {
                 continue;
@@ -157,36 +183,30 @@ enum AcceptStop {
     Backoff,
 }
 
+/// Accepts until WouldBlock; new connections go to `fresh`, not yet
+/// registered with epoll.
 fn accept_all(
     listener: &MioListener,
-    poll: &Poll,
     conns: &mut Slab<Conn>,
     max_conns: usize,
     limits: &crate::http::Limits,
+    fresh: &mut Vec<usize>,
 ) -> Result<(), AcceptStop> {
     loop {
         if conns.len() >= max_conns {
             return Err(AcceptStop::Full);
         }
         match listener.accept() {
-            Ok((mut stream, _)) => {
+            Ok((stream, _)) => {
                 let _ = stream.set_nodelay(true);
-                let entry = conns.vacant_entry();
-                let token = Token(entry.key());
-                // Registered once for both directions: with edge triggering
-                // no epoll_ctl is needed per request.
-                if poll
-                    .registry()
-                    .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
-                    .is_ok()
-                {
-                    entry.insert(Conn {
-                        stream,
-                        session: Session::new(limits.clone()),
-                        readable: true,
-                        read_closed: false,
-                    });
-                }
+                // Registered later, once for both directions: with edge
+                // triggering no epoll_ctl is needed per request.
+                fresh.push(conns.insert(Conn {
+                    stream,
+                    session: Session::new(limits.clone()),
+                    readable: true,
+                    read_closed: false,
+                }));
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -160,7 +160,15 @@ pub fn run_loop(
             // requests their clients sent just before it are answered
             // (with `Connection: close`) rather than reset unread.
             let close_idle = stop_started.is_some_and(|t| now.duration_since(t) >= TICK);
-            sweep(&mut conns, app, now, stopping, close_idle, &mut again, &mut scratch);
+            sweep(
+                &mut conns,
+                app,
+                now,
+                stopping,
+                close_idle,
+                &mut again,
+                &mut scratch,
+            );
             accept_pending |= listener.is_some() && conns.len() < max_conns;
         }
         if stopping {

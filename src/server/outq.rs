@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 use bytes::Bytes;
 
@@ -14,6 +14,16 @@ use bytes::Bytes;
 const COALESCE_MAX: usize = 16 * 1024;
 /// Stop decoding pipelined requests once this much output is queued.
 const HIGH_WATER: usize = 256 * 1024;
+/// Files at least this large go out corked (TCP_CORK) with their head, so
+/// the kernel sends full-sized segments instead of pushing each piece
+/// (TCP_NODELAY is on): nginx's `tcp_nopush`. Measured on loopback, 100 MB
+/// with curl: nginx took 50 ms corked and ~85 ms without, as loadlab did.
+const CORK_MIN: u64 = 64 * 1024;
+/// Most bytes one sendfile call may move (nginx's `sendfile_max_chunk`).
+/// On a blocking socket the kernel keeps going for as long as the peer
+/// reads, each piece with a fresh send timeout, so without a bound one
+/// call to a slow reader could outlast the shutdown grace period.
+const SENDFILE_CHUNK: u64 = 2 * 1024 * 1024;
 
 #[derive(Debug)]
 enum Seg {
@@ -31,6 +41,10 @@ pub struct OutQueue {
     /// A drained buffer kept for the next batch, so steady keep-alive
     /// traffic does not allocate per response.
     spare: Vec<u8>,
+    /// A large file is queued: cork the socket before writing.
+    cork_wanted: bool,
+    /// The socket is corked; uncork once everything is written.
+    corked: bool,
 }
 
 impl OutQueue {
@@ -86,6 +100,7 @@ impl OutQueue {
     }
 
     pub fn push_file(&mut self, file: File, offset: u64, len: u64) {
+        self.cork_wanted |= len >= CORK_MIN;
         if len > 0 {
             self.segs.push_back(Seg::File {
                 file,
@@ -115,8 +130,11 @@ impl OutQueue {
     /// Blocking sockets use this so the caller regains control between
     /// calls (to notice shutdown and deadlines) however fast the peer reads.
     pub fn write_once<S: Write + AsFd>(&mut self, sock: &mut S) -> io::Result<Option<bool>> {
+        if self.cork_wanted && !self.corked {
+            self.corked = set_cork(sock.as_fd(), true);
+        }
         let Some(seg) = self.segs.front_mut() else {
-            self.queued = 0;
+            self.all_written(sock.as_fd());
             return Ok(Some(true));
         };
         let mut sent = 0;
@@ -125,7 +143,7 @@ impl OutQueue {
             Seg::Bytes(b) => sock.write(&b[self.front_pos..]),
             Seg::File { file, offset, end } => {
                 let mut off = *offset as libc::off_t;
-                let count = (*end - *offset).min(1 << 30) as usize;
+                let count = (*end - *offset).min(SENDFILE_CHUNK) as usize;
                 match nix::sys::sendfile::sendfile(
                     sock.as_fd(),
                     file.as_fd(),
@@ -168,7 +186,7 @@ impl OutQueue {
                     self.front_pos = 0;
                 }
                 if self.segs.is_empty() {
-                    self.queued = 0;
+                    self.all_written(sock.as_fd());
                     return Ok(Some(true));
                 }
                 Ok(Some(false))
@@ -181,4 +199,31 @@ impl OutQueue {
             Err(e) => Err(e),
         }
     }
+
+    /// Everything is out: uncorking sends the last partial segment now.
+    fn all_written(&mut self, fd: BorrowedFd<'_>) {
+        self.queued = 0;
+        self.cork_wanted = false;
+        if self.corked {
+            set_cork(fd, false);
+            self.corked = false;
+        }
+    }
+}
+
+/// Sets TCP_CORK; false where it does not apply (not a TCP socket).
+fn set_cork(fd: BorrowedFd<'_>, on: bool) -> bool {
+    let v: libc::c_int = on.into();
+    // SAFETY: fd is a live descriptor borrowed for the call, and the option
+    // value is a c_int whose size is passed with it.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CORK,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    r == 0
 }

@@ -24,7 +24,6 @@ pub fn serve(
     grace: Duration,
     others_waiting: &dyn Fn() -> bool,
 ) {
-    let _ = stream.set_nodelay(true);
     // Reads and writes wake at least every TICK so deadlines and shutdown
     // are noticed without a timer thread.
     let _ = stream.set_read_timeout(Some(TICK));

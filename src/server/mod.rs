@@ -60,6 +60,8 @@ impl ServerConfig {
 pub fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
+    // Inherited by every accepted socket (see models::run).
+    socket.set_nodelay(true)?;
     if reuseport {
         socket.set_reuse_port(true)?;
     }

@@ -206,7 +206,6 @@ fn accept_all(
         }
         match listener.accept() {
             Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
                 // Registered later, once for both directions: with edge
                 // triggering no epoll_ctl is needed per request.
                 fresh.push(conns.insert(Conn {

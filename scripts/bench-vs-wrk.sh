@@ -36,7 +36,7 @@ http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000000
   keepalive_timeout 65; open_file_cache max=100;
   client_body_temp_path $work/cb; proxy_temp_path $work/p; fastcgi_temp_path $work/f;
   uwsgi_temp_path $work/u; scgi_temp_path $work/s;
-  server { listen 127.0.0.1:$port; root $work/root; } }
+  server { listen 127.0.0.1:$port backlog=65535; root $work/root; } }
 CONF
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 taskset -c 0 "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log"

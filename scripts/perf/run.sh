@@ -58,7 +58,7 @@ http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000000
   keepalive_timeout 65; open_file_cache max=100;
   client_body_temp_path $work/ng/cb; proxy_temp_path $work/ng/p; fastcgi_temp_path $work/ng/f;
   uwsgi_temp_path $work/ng/u; scgi_temp_path $work/ng/s;
-  server { listen 127.0.0.1:$PORT; root $work/root; } }
+  server { listen 127.0.0.1:$PORT backlog=65535; root $work/root; } }
 CONF
       taskset -c 0 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$work/ng" -c "$work/ng/nginx.conf" -e "$work/ng/error.log" & ;;
     *)

@@ -708,29 +708,44 @@ fn missing_nginx_is_one_line_at_the_start_and_a_note_in_the_report() {
 }
 
 /// A started target as /proc shows it once it serves: its allowed CPUs
-/// and its (soft, hard) open-file limit.
-fn pinning_and_nofile(pid: i32) -> (String, (u64, u64)) {
-    // Up and serving, so well past fork and exec.
-    assert!(
-        wait_until(Duration::from_secs(10), || !listening_ports(pid).is_empty()),
-        "target {pid} never listened"
-    );
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+/// and its (soft, hard) open-file limit; None if it is not (or no longer)
+/// there to read.
+fn pinning_and_nofile(pid: i32) -> Option<(String, (u64, u64))> {
+    if listening_ports(pid).is_empty() {
+        return None;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let allowed = status
         .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .expect("Cpus_allowed_list")
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
         .trim()
         .to_string();
-    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
     let nofile: Vec<u64> = limits
         .lines()
-        .find(|l| l.starts_with("Max open files"))
-        .expect("Max open files")
+        .find(|l| l.starts_with("Max open files"))?
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    (allowed, (nofile[0], nofile[1]))
+    Some((allowed, (*nofile.first()?, *nofile.get(1)?)))
+}
+
+/// The first child of the sweep, other than `not`, that is serving, with
+/// what `pinning_and_nofile` reads of it. Children come and go (a target
+/// is stopped between runs), so this looks until one can be read whole.
+fn serving_target(job: &Child, not: i32) -> (i32, String, (u64, u64)) {
+    let mut found = None;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            found = child_pids(job.id() as i32)
+                .into_iter()
+                .filter(|&p| p != not)
+                .find_map(|p| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
+            found.is_some()
+        }),
+        "no target of the sweep was serving"
+    );
+    found.unwrap()
 }
 
 #[test]
@@ -760,22 +775,10 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
         .spawn()
         .expect("spawn");
     let first_cpu = loadlab::lab::affinity::allowed_cpus()[0].to_string();
-    let model = target_of(&job);
-    let (cpus, (soft, hard)) = pinning_and_nofile(model);
+    let (model, cpus, (soft, hard)) = serving_target(&job, 0);
     assert_eq!(cpus, first_cpu, "model pinned to the first allowed CPU");
     assert_eq!(soft, hard, "model's soft open-file limit raised to hard");
-    let mut python = 0;
-    assert!(
-        wait_until(Duration::from_secs(15), || {
-            python = child_pids(job.id() as i32)
-                .into_iter()
-                .find(|&p| p != model)
-                .unwrap_or(0);
-            python != 0
-        }),
-        "the cmd target never started"
-    );
-    let (cpus, (soft, hard)) = pinning_and_nofile(python);
+    let (_python, cpus, (soft, hard)) = serving_target(&job, model);
     assert_eq!(
         cpus, first_cpu,
         "cmd target pinned to the first allowed CPU"

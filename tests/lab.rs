@@ -17,6 +17,15 @@ use common::*;
 use loadlab::lab::raw::{self, RawRow};
 use serde_json::Value;
 
+/// The lab's tests run one at a time: several start servers and load them
+/// flat out for seconds (the no-argument run, the E3-E5 presets), and the
+/// ones that watch a target's /proc entries or time a Ctrl-C would race
+/// that load on a 2-core machine.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn sweep(args: &[&str], out: &Path) -> (String, String, i32) {
     sweep_env(args, out, &[], true)
 }
@@ -169,6 +178,7 @@ fn charts_of(stem: &str) -> Vec<String> {
 
 #[test]
 fn sweep_writes_every_file_and_resumes_without_measuring_again() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let mut args = vec![
@@ -270,6 +280,7 @@ fn sweep_writes_every_file_and_resumes_without_measuring_again() {
 /// repeats of one configuration.
 #[test]
 fn each_request_count_is_a_configuration_with_its_own_repeats() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let (stdout, stderr, code) = sweep(
@@ -321,6 +332,7 @@ fn each_request_count_is_a_configuration_with_its_own_repeats() {
 
 #[test]
 fn duration_paths_and_workers_are_dimensions() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let (stdout, stderr, code) = sweep(
@@ -490,6 +502,7 @@ fn target_of(job: &Child) -> i32 {
 
 #[test]
 fn ctrl_c_stops_the_target_keeps_complete_runs_and_renders_the_report() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let args = [
@@ -573,6 +586,7 @@ fn ctrl_c_stops_the_target_keeps_complete_runs_and_renders_the_report() {
 
 #[test]
 fn ctrl_c_ends_the_wait_for_a_cmd_target_at_once() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     // Never listens; loadlab would wait 15 s for it.
@@ -605,6 +619,7 @@ fn ctrl_c_ends_the_wait_for_a_cmd_target_at_once() {
 
 #[test]
 fn a_cmd_target_that_exits_fails_at_once_with_its_stderr() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let t = Instant::now();
@@ -654,6 +669,7 @@ fn a_cmd_target_that_exits_fails_at_once_with_its_stderr() {
 
 #[test]
 fn missing_nginx_is_one_line_at_the_start_and_a_note_in_the_report() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let (stdout, stderr, code) = sweep_env(
@@ -750,6 +766,7 @@ fn serving_target(job: &Child, not: i32) -> (i32, String, (u64, u64)) {
 
 #[test]
 fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let www = dir.path().join("www");
@@ -800,6 +817,7 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
 
 #[test]
 fn cmd_target_starts_measures_and_stops_a_foreign_server() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let docroot = dir.path().join("www");
     std::fs::create_dir_all(&docroot).unwrap();
@@ -845,6 +863,7 @@ fn cmd_target_starts_measures_and_stops_a_foreign_server() {
 
 #[test]
 fn nginx_and_url_targets() {
+    let _serial = serial();
     let server = TestServer::start("event-loop", &[]);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
@@ -899,6 +918,7 @@ fn nginx_and_url_targets() {
 
 #[test]
 fn e1_quick_preset_runs_with_no_failures() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e1");
     let (stdout, stderr, code) = sweep(&["--preset", "e1", "--quick"], &out);
@@ -914,6 +934,7 @@ fn e1_quick_preset_runs_with_no_failures() {
 
 #[test]
 fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e3");
     let t = Instant::now();
@@ -946,6 +967,7 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
 
 #[test]
 fn e4_quick_preset_has_a_line_per_pool_size_and_cpu_count() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e4");
     let t = Instant::now();
@@ -995,6 +1017,7 @@ fn e4_quick_preset_has_a_line_per_pool_size_and_cpu_count() {
 
 #[test]
 fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e5");
     let t = Instant::now();
@@ -1029,6 +1052,7 @@ fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
 
 #[test]
 fn e2_preset_writes_to_the_sweep_out_dir() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e2");
     let (_, stderr, code) = sweep(&["--preset", "e2", "--quick"], &out);
@@ -1044,6 +1068,7 @@ fn e2_preset_writes_to_the_sweep_out_dir() {
 /// rather than averaged in.
 #[test]
 fn loadlab_with_no_arguments_writes_a_fresh_report() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("loadlab-report");
     std::fs::create_dir(&old).unwrap();
@@ -1117,6 +1142,7 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
 
 #[test]
 fn every_preset_parses_and_bad_input_is_rejected() {
+    let _serial = serial();
     for p in ["e1", "e3", "e4", "e5"] {
         for quick in [false, true] {
             let plan = loadlab::lab::presets::plan(p, quick).unwrap();

@@ -14,6 +14,7 @@ use super::raw::{self, Machine, RawRow, MACHINE_JSON, SKIPPED_PREFIX};
 use super::target::{Running, StartContext, TargetSpec};
 use crate::bench::stats::Summary;
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec, Target};
+use crate::report::summary::{duration_us, ConfigKey};
 
 /// How much load one run applies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,19 +115,11 @@ pub fn default_out_dir() -> PathBuf {
 }
 
 /// What identifies a run in raw.csv for resuming: a row with the same key
-/// and no error means the run was made.
+/// and no error means the run was made. A configuration (as the summaries
+/// group runs) plus which repeat, and whether it was a warm-up.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct RunKey {
-    experiment: String,
-    target: String,
-    workers: u64,
-    cpus: u64,
-    path: String,
-    keepalive: bool,
-    requests: u64,
-    /// Microseconds, so the key can be hashed; durations are given in ms.
-    duration_us: u64,
-    concurrency: u64,
+    config: ConfigKey,
     repeat: u64,
     warmup: bool,
 }
@@ -134,15 +127,7 @@ struct RunKey {
 impl RunKey {
     fn of(r: &RawRow) -> RunKey {
         RunKey {
-            experiment: r.experiment.clone(),
-            target: r.target.clone(),
-            workers: r.workers,
-            cpus: r.cpus,
-            path: r.path.clone(),
-            keepalive: r.keepalive,
-            requests: r.requests,
-            duration_us: (r.duration_s * 1e6).round() as u64,
-            concurrency: r.concurrency,
+            config: ConfigKey::of(r),
             repeat: r.repeat,
             warmup: r.warmup,
         }
@@ -151,15 +136,17 @@ impl RunKey {
     fn planned(base: &RowBase, cell: &Cell) -> RunKey {
         let (requests, duration_s) = load_fields(cell.load);
         RunKey {
-            experiment: base.experiment.clone(),
-            target: base.target.clone(),
-            workers: base.workers,
-            cpus: base.cpus,
-            path: cell.path.to_string(),
-            keepalive: cell.ka,
-            requests,
-            duration_us: (duration_s * 1e6).round() as u64,
-            concurrency: cell.c as u64,
+            config: ConfigKey {
+                experiment: base.experiment.clone(),
+                target: base.target.clone(),
+                workers: base.workers,
+                cpus: base.cpus,
+                path: cell.path.to_string(),
+                keepalive: cell.ka,
+                requests,
+                duration_us: duration_us(duration_s),
+                concurrency: cell.c as u64,
+            },
             repeat: cell.repeat as u64,
             warmup: cell.warm,
         }

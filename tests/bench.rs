@@ -542,7 +542,7 @@ fn open_loop_shows_a_server_pause_in_the_corrected_tail() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let cases: [&[&str]; 9] = [
+    let cases: [&[&str]; 10] = [
         &["-n", "10", "not-a-url"],
         &["-n", "10", "-H", "Content-Length: 5", "http://127.0.0.1:9/"],
         &["-n", "10", "https://127.0.0.1/"],
@@ -552,6 +552,8 @@ fn bad_input_is_one_line_and_exit_2() {
         &["-n", "10", "-c", "0", "http://127.0.0.1:9/"],
         &["-n", "10", "-s", "0", "http://127.0.0.1:9/"],
         &["-n", "10", "--rate=-5", "http://127.0.0.1:9/"],
+        // Finer than the nanosecond schedule: refused, not an overflow.
+        &["-t", "1", "--rate", "1e300", "http://127.0.0.1:9/"],
     ];
     for args in cases {
         let (stdout, stderr, code) = bench_text(args);

@@ -8,6 +8,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use bytes::Bytes;
 
+/// Highest `--rate`: one request per nanosecond of the schedule.
+pub const MAX_RATE: f64 = 1e9;
+
 /// A parsed `http://host[:port]/path?query` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -217,6 +220,11 @@ impl BenchConfig {
         if let Some(r) = self.rate {
             if !(r.is_finite() && r > 0.0) {
                 return err("--rate must be a positive number of requests per second");
+            }
+            // Send times are scheduled in nanoseconds: past 1e9/s slots
+            // would coincide and the schedule's arithmetic would overflow.
+            if r > MAX_RATE {
+                return err("--rate is at most 1e9 requests per second");
             }
         }
         Ok(())

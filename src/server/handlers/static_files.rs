@@ -16,7 +16,7 @@ use bytes::Bytes;
 use super::docroot::EMBEDDED_FILES;
 use super::path::decode_path;
 use super::{Body, Response};
-use crate::http::{Method, RequestHead};
+use crate::http::RequestHead;
 
 /// Files up to this size are kept in memory and sent with the head in one
 /// write; larger ones are opened per request and sent with sendfile.
@@ -123,18 +123,17 @@ impl StaticRoot {
 }
 
 fn respond(head: &RequestHead, e: &Entry) -> Response {
-    // A failed If-None-Match means 304 only for GET and HEAD; for any other
-    // method it is a failed precondition (RFC 9110 13.1.2).
-    if head.method == Method::Post && e.validators.not_modified(head) {
-        return Response::error(412);
-    }
-    if e.validators.not_modified(head) {
-        return Response {
-            status: 304,
-            headers: e.headers.clone(),
-            body: Body::Empty,
-            close: false,
-        };
+    match e.validators.precondition(head) {
+        Some(304) => {
+            return Response {
+                status: 304,
+                headers: e.headers.clone(),
+                body: Body::Empty,
+                close: false,
+            }
+        }
+        Some(status) => return Response::error(status),
+        None => {}
     }
     let body = match &e.content {
         Some(b) => Body::Bytes(b.clone()),

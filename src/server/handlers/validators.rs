@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::http::date::http_date;
-use crate::http::RequestHead;
+use crate::http::{Method, RequestHead};
 
 /// The validators of one version of a file.
 #[derive(Debug, Clone)]
@@ -43,21 +43,22 @@ impl Validators {
         )
     }
 
-    /// Whether a GET/HEAD may be answered 304. If-None-Match wins over
-    /// If-Modified-Since (RFC 9110 13.2.2).
-    pub fn not_modified(&self, head: &RequestHead) -> bool {
+    /// The status a conditional request is answered with instead of the
+    /// representation, if any (RFC 9110 13.2.2): a matching If-None-Match
+    /// is 304 for GET and HEAD and 412 for any other method, and wins over
+    /// If-Modified-Since, which only GET and HEAD evaluate.
+    pub fn precondition(&self, head: &RequestHead) -> Option<u16> {
+        let safe = matches!(head.method, Method::Get | Method::Head);
         if let Some(inm) = head.header_str("if-none-match") {
-            return inm
+            let hit = inm
                 .split(',')
                 .map(str::trim)
                 .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == self.etag);
+            return hit.then_some(if safe { 304 } else { 412 });
         }
-        if let Some(ims) = head.header_str("if-modified-since") {
-            if let Ok(since) = httpdate::parse_http_date(ims) {
-                return secs(self.mtime) <= secs(since);
-            }
-        }
-        false
+        let ims = head.header_str("if-modified-since").filter(|_| safe)?;
+        let since = httpdate::parse_http_date(ims).ok()?;
+        (secs(self.mtime) <= secs(since)).then_some(304)
     }
 
     /// Whether a Range header may be honoured: true without If-Range, or

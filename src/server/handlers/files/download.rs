@@ -40,8 +40,8 @@ pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
         r.headers = headers.clone().into();
         r
     };
-    if v.not_modified(head) {
-        return base(304);
+    if let Some(status) = v.precondition(head) {
+        return base(status);
     }
     // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
     // whole representation.

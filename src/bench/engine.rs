@@ -146,8 +146,6 @@ pub struct Worker<'a> {
     /// through this list instead of calling back keeps the stack flat when
     /// requests finish (or fail to connect) immediately, one after another.
     restart: Vec<usize>,
-    /// This thread's copy of `Shared::doc_length`, once it is set.
-    doc_length: Option<u64>,
     /// The run ended because the time limit passed.
     hit_deadline: bool,
 }
@@ -187,7 +185,6 @@ impl<'a> Worker<'a> {
             buf: vec![0; READ_BUF],
             parked: std::collections::VecDeque::new(),
             restart: Vec::new(),
-            doc_length: None,
             hit_deadline: false,
         })
     }
@@ -597,7 +594,7 @@ impl<'a> Worker<'a> {
             if info.server.is_some() && st.server_software.is_none() {
                 st.server_software = info.server;
             }
-            let baseline = match self.doc_length {
+            let baseline = match st.document_length {
                 Some(len) => len,
                 None => {
                     // ab holds every response to the run's first one, so the
@@ -612,7 +609,6 @@ impl<'a> Worker<'a> {
                         Ok(_) => info.body_bytes,
                         Err(set) => set,
                     };
-                    self.doc_length = Some(len);
                     st.document_length = Some(len);
                     len
                 }

@@ -517,13 +517,11 @@ fn build_head(
     n: usize,
 ) -> Result<RequestHead, ProtoError> {
     let raw_method = req.method.unwrap_or("");
+    // CONNECT is not a Method: a server that is not a proxy implements
+    // none, and answering here comes before its authority-form target
+    // would be judged as a malformed path.
     let method = Method::from_bytes(raw_method.as_bytes())
         .ok_or(ProtoError::new(501, "method not implemented"))?;
-    // A server that is not a proxy implements no CONNECT; answer that
-    // before its authority-form target is judged as a malformed path.
-    if method == Method::Connect {
-        return Err(ProtoError::new(501, "CONNECT not implemented"));
-    }
     let version = match req.version {
         Some(0) => Version::Http10,
         _ => Version::Http11,

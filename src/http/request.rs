@@ -14,7 +14,6 @@ pub enum Method {
     Options,
     Patch,
     Trace,
-    Connect,
 }
 
 impl Method {
@@ -28,7 +27,6 @@ impl Method {
             b"OPTIONS" => Method::Options,
             b"PATCH" => Method::Patch,
             b"TRACE" => Method::Trace,
-            b"CONNECT" => Method::Connect,
             _ => return None,
         })
     }
@@ -43,7 +41,6 @@ impl Method {
             Method::Options => "OPTIONS",
             Method::Patch => "PATCH",
             Method::Trace => "TRACE",
-            Method::Connect => "CONNECT",
         }
     }
 }

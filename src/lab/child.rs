@@ -28,14 +28,9 @@ pub fn prepare(cmd: &mut Command, cpus: Option<usize>) -> anyhow::Result<()> {
     // allocate and lock nothing, so they are safe between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            use nix::sys::resource::{getrlimit, setrlimit, Resource};
             // A failure leaves the inherited limit; the server then reports
             // its own "too many open files", which is the honest outcome.
-            if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-                if soft < hard {
-                    let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-                }
-            }
+            let _ = crate::rlimit::raise_nofile_limit();
             // A target outliving a killed loadlab would hold its port and
             // skew the next sweep. The signal fires when the thread that
             // started it exits, and every caller starts and stops a target

@@ -97,10 +97,6 @@ impl FromStr for Model {
 }
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    // Accepted sockets inherit TCP_NODELAY from the listener on Linux, so
-    // it is set once here instead of once per connection (a syscall per
-    // request when every request has its own connection).
-    socket2::SockRef::from(&listener).set_nodelay(true)?;
     match cfg.model {
         Model::Iterative => iterative::run(listener, cfg, shutdown),
         Model::ThreadPerConn => thread_per_conn::run(listener, cfg, shutdown),

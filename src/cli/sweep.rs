@@ -427,10 +427,11 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }
-    crate::report::render_dir(out)?;
-    let rows = raw::read(out)?;
+    // raw.csv is read once for both the report and the terminal table.
+    let inputs = crate::report::load(out)?;
+    crate::report::render(out, &inputs)?;
     let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{}", summary_table(&rows))?;
+    write!(stdout, "{}", summary_table(&inputs.raw))?;
     if outcome.interrupted {
         let kept = outcome.rows.iter().filter(|r| r.error.is_empty()).count();
         say(&format!(

@@ -21,7 +21,8 @@ pub const NGINX_ENV: &str = "LOADLAB_NGINX";
 /// The nginx binary, if installed (Debian puts it in /usr/sbin), or the
 /// one `LOADLAB_NGINX` names.
 pub fn find_nginx() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(NGINX_ENV) {
+    // An empty value counts as unset, as it does for most variables.
+    if let Some(p) = std::env::var_os(NGINX_ENV).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
     }

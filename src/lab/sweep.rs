@@ -82,10 +82,6 @@ pub enum Event<'a> {
 pub struct Outcome {
     /// Rows this invocation appended to raw.csv.
     pub rows: Vec<RawRow>,
-    /// Targets left out, with the reason (nginx not installed, ...).
-    pub skipped: Vec<String>,
-    /// Measured runs of the plan found in raw.csv and not made again.
-    pub already_done: usize,
     /// Ctrl-C ended the sweep; the run in progress then was not recorded.
     pub interrupted: bool,
 }
@@ -238,6 +234,8 @@ pub fn run(
         .collect();
     let mut next_id = existing.iter().map(|r| r.run_id).max().map_or(1, |m| m + 1);
     let mut outcome = Outcome::default();
+    // Measured runs of the plan found in raw.csv and not made again.
+    let mut already_done = 0;
 
     // Everything to run, decided before the first run so the total is
     // right from the start.
@@ -285,7 +283,7 @@ pub fn run(
                     merged = true;
                     continue;
                 }
-                let cells = cells_to_do(plan, &base, &done, &mut outcome.already_done);
+                let cells = cells_to_do(plan, &base, &done, &mut already_done);
                 spec_runs += cells.len();
                 if !cells.is_empty() && !nginx_missing {
                     instances.push(Instance {
@@ -322,12 +320,21 @@ pub fn run(
                 workers: spec.workers(None) as u64,
                 cpus: 0,
             };
+            let error = format!("{SKIPPED_PREFIX}{INSTALL_HINT}");
+            // A resumed sweep has recorded this skip already: once is
+            // enough for the report, and raw.csv should not grow with
+            // every rerun.
+            let recorded = existing.iter().any(|r| {
+                r.experiment == base.experiment && r.target == base.target && r.error == error
+            });
+            if recorded {
+                continue;
+            }
             let mut row = base.empty_row(next_id);
             next_id += 1;
             row.started_at = now_secs();
-            row.error = format!("{SKIPPED_PREFIX}{INSTALL_HINT}");
+            row.error = error;
             raw::append(out, std::slice::from_ref(&row))?;
-            outcome.skipped.push(format!("{spec}: {INSTALL_HINT}"));
             outcome.rows.push(row);
         }
     }
@@ -337,7 +344,7 @@ pub fn run(
     }
     on_event(Event::Planned {
         runs: instances.iter().map(|i| i.cells.len()).sum(),
-        already_done: outcome.already_done,
+        already_done,
     });
 
     let docroot = tempfile::Builder::new()

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::client::{self, Endpoint};
-use crate::server::handlers::files::TEMP_PREFIX;
+use crate::server::handlers::files::stale::is_temp_name;
 use crate::server::Model;
 
 /// How long a starting server may take to print its address.
@@ -166,7 +166,7 @@ pub fn leftovers(dir: &Path) -> (usize, usize) {
         return (0, 0);
     };
     rd.flatten().fold((0, 0), |(t, f), e| {
-        if e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+        if e.file_name().to_str().is_some_and(is_temp_name) {
             (t + 1, f)
         } else {
             (t, f + 1)

@@ -751,17 +751,59 @@ fn pinning_and_nofile(pid: i32) -> Option<(String, (u64, u64))> {
 /// is stopped between runs), so this looks until one can be read whole.
 fn serving_target(job: &Child, not: i32) -> (i32, String, (u64, u64)) {
     let mut found = None;
+    let mut seen = Vec::new();
+    let ok = wait_until(Duration::from_secs(20), || {
+        seen = descendants(job.id() as i32);
+        found = seen
+            .iter()
+            .filter(|&&p| p != not)
+            .find_map(|&p| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
+        found.is_some()
+    });
+    let cmdlines: Vec<String> = seen
+        .iter()
+        .map(|p| {
+            let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            format!("{p}: {}", String::from_utf8_lossy(&c).replace('\0', " "))
+        })
+        .collect();
     assert!(
-        wait_until(Duration::from_secs(20), || {
-            found = child_pids(job.id() as i32)
-                .into_iter()
-                .filter(|&p| p != not)
-                .find_map(|p| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
-            found.is_some()
-        }),
-        "no target of the sweep was serving"
+        ok,
+        "no target of the sweep was serving; its processes: {cmdlines:?}"
     );
     found.unwrap()
+}
+
+/// Every process below `root`, from the parent pid in each /proc/PID/stat
+/// (the per-thread `children` files can miss a child that a thread other
+/// than the one that forked it now parents).
+fn descendants(root: i32) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        let p = out[i];
+        out.extend(parents.iter().filter(|&&(_, pp)| pp == p).map(|&(c, _)| c));
+        i += 1;
+    }
+    out.remove(0);
+    out
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! reader never sees a partial file and an aborted upload leaves nothing.
 
 mod delete;
+mod digest;
 mod download;
 mod listing;
 pub mod name;

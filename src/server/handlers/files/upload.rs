@@ -1,7 +1,8 @@
 //! PUT/POST of one file: the body streams into a temporary file in the
 //! upload directory while its SHA-256 is computed; at the end the file is
 //! fsynced and renamed over the name. Memory stays constant whatever the
-//! size: each chunk is written and hashed straight from the read buffer.
+//! size: the body is gathered into blocks of fixed size, each written and
+//! then hashed (on a thread of its own for a large upload, see `digest`).
 //!
 //! The temporary file is a `NamedTempFile`: dropping the sink without
 //! `finish` (client gone, bad framing, timeout, 413, ENOSPC) unlinks it, so
@@ -14,9 +15,9 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
 
+use super::digest::BodyDigest;
 use super::stale::{self, TEMP_RAND_LEN, TEMP_SUFFIX};
 use super::{hex, href, io_status, json, FileDigest, TEMP_PREFIX};
 use crate::server::handlers::{BodySink, Response};
@@ -26,9 +27,13 @@ use crate::server::handlers::{BodySink, Response};
 /// of flushing all of it while the client waits.
 const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
 /// Body chunks are as large as whatever one socket read returned, often a
-/// few KiB; they are gathered into writes of this size, since a write
-/// syscall per small chunk costs more than the copy into this buffer.
-const WRITE_BUF: usize = 256 * 1024;
+/// few KiB; they are gathered into blocks of this size, since a write
+/// syscall per small chunk costs more than the copy into a block. The
+/// block also outlives the read buffer, so it can be hashed while the next
+/// one is received. 1 MiB beat 128 and 512 KiB for a 100 MB upload here
+/// (about 790 against 760 MB/s to tmpfs); with `digest`'s four blocks in
+/// flight a 1 GiB upload raised peak RSS by 3.6-5.5 MiB.
+const BLOCK: usize = 1024 * 1024;
 /// Temporary files made before giving up when a starting server's cleanup
 /// keeps taking them (each loss needs a race within microseconds).
 const CLAIM_ATTEMPTS: usize = 4;
@@ -40,10 +45,10 @@ pub struct Upload {
     /// Created on the first byte (or at the end of an empty body), so a
     /// request refused before its body is read never touches the disk.
     tmp: Option<NamedTempFile>,
-    /// Bytes received but not yet written (fixed capacity, allocated with
+    /// Bytes received but not yet written (capacity BLOCK, allocated with
     /// the temporary file).
     pending: Vec<u8>,
-    hasher: Sha256,
+    digest: BodyDigest,
     size: u64,
     /// Bytes written to the file so far (`size` minus `pending`).
     written: u64,
@@ -59,7 +64,7 @@ impl Upload {
             max,
             tmp: None,
             pending: Vec::new(),
-            hasher: Sha256::new(),
+            digest: BodyDigest::new(BLOCK),
             size: 0,
             written: 0,
             writeback_from: 0,
@@ -69,7 +74,7 @@ impl Upload {
     fn file(&mut self) -> Result<&mut NamedTempFile, Response> {
         if self.tmp.is_none() {
             self.tmp = Some(self.create_temp()?);
-            self.pending = Vec::with_capacity(WRITE_BUF);
+            self.pending = self.digest.empty_block();
         }
         self.tmp.as_mut().ok_or_else(|| Response::error(500))
     }
@@ -90,11 +95,18 @@ impl Upload {
         Err(Response::error(500))
     }
 
+    /// Writes and hashes what is left of the body; returns the digest.
+    fn complete(&mut self) -> Result<[u8; 32], Response> {
+        self.file()?;
+        self.flush()?;
+        std::mem::replace(&mut self.digest, BodyDigest::new(BLOCK))
+            .finish()
+            .map_err(|_| Response::error(500))
+    }
+
     /// Makes the file durable and moves it into place. Returns whether the
     /// name is new (201) or replaced an older file (200).
     fn commit(&mut self) -> Result<bool, Response> {
-        self.file()?;
-        self.flush()?;
         let tmp = self.tmp.take().ok_or_else(|| Response::error(500))?;
         let f = tmp.as_file();
         // tempfile creates 0600; an uploaded file is as readable as any
@@ -121,13 +133,15 @@ impl Upload {
         Ok(created)
     }
 
-    /// Writes the gathered bytes.
+    /// Writes the gathered bytes, then passes them to the digest.
     fn flush(&mut self) -> Result<(), Response> {
         let pending = std::mem::take(&mut self.pending);
-        let r = self.write(&pending);
-        self.pending = pending;
-        self.pending.clear();
-        r
+        self.write(&pending)?;
+        self.pending = self
+            .digest
+            .absorb(pending)
+            .map_err(|_| Response::error(500))?;
+        Ok(())
     }
 
     /// Writes to the temporary file, starting writeback every
@@ -155,30 +169,32 @@ impl BodySink for Upload {
         self.max
     }
 
-    fn data(&mut self, chunk: &[u8]) -> Result<(), Response> {
+    fn data(&mut self, mut chunk: &[u8]) -> Result<(), Response> {
         self.file()?;
-        self.hasher.update(chunk);
         self.size += chunk.len() as u64;
-        if self.pending.len() + chunk.len() > WRITE_BUF {
-            self.flush()?;
+        while !chunk.is_empty() {
+            let take = chunk.len().min(BLOCK - self.pending.len());
+            self.pending.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            if self.pending.len() == BLOCK {
+                self.flush()?;
+            }
         }
-        if chunk.len() >= WRITE_BUF {
-            self.write(chunk)
-        } else {
-            self.pending.extend_from_slice(chunk);
-            Ok(())
-        }
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Response {
-        match self.commit() {
-            Ok(created) => {
-                let digest = FileDigest {
+        let done = self
+            .complete()
+            .and_then(|sha256| Ok((sha256, self.commit()?)));
+        match done {
+            Ok((sha256, created)) => {
+                let body = FileDigest {
                     name: &self.name,
                     size: self.size,
-                    sha256: hex(&std::mem::take(&mut self.hasher).finalize()),
+                    sha256: hex(&sha256),
                 };
-                json(if created { 201 } else { 200 }, &digest).header("Location", &href(&self.name))
+                json(if created { 201 } else { 200 }, &body).header("Location", &href(&self.name))
             }
             Err(resp) => resp,
         }

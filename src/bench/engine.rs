@@ -148,6 +148,11 @@ pub struct Worker<'a> {
     restart: Vec<usize>,
     /// The run ended because the time limit passed.
     hit_deadline: bool,
+    /// When the batch of readiness events being handled was reported: the
+    /// arrival time of every response in it. Data that wakes the loop was
+    /// there by then, and one clock read per batch instead of two per
+    /// response is measurable at 100k requests/s.
+    woke: Instant,
 }
 
 impl<'a> Worker<'a> {
@@ -186,6 +191,7 @@ impl<'a> Worker<'a> {
             parked: std::collections::VecDeque::new(),
             restart: Vec::new(),
             hit_deadline: false,
+            woke: now,
         })
     }
 
@@ -213,10 +219,11 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
+            let now = Instant::now();
+            self.woke = now;
             for ev in events.iter() {
                 self.on_ready(ev.token().0);
             }
-            let now = Instant::now();
             if self.past_deadline(now) || self.shared.stop.load(Ordering::Relaxed) {
                 self.hit_deadline = self.past_deadline(now);
                 break;
@@ -463,7 +470,7 @@ impl<'a> Worker<'a> {
             Err(e) => return self.fail(i, Failure::Connect, format!("connect: {e}")),
         }
         let c = &mut self.conns[i];
-        c.t_connected = Instant::now();
+        c.t_connected = self.woke;
         c.phase = Phase::Sending(0);
         self.send(i);
     }
@@ -530,7 +537,7 @@ impl<'a> Worker<'a> {
                 Err(e) => return self.fail(i, Failure::Receive, format!("receive: {e}")),
             };
             if c.t_first.is_none() {
-                c.t_first = Some(Instant::now());
+                c.t_first = Some(self.woke);
             }
             let mut off = 0;
             while off < n {
@@ -555,14 +562,14 @@ impl<'a> Worker<'a> {
     }
 
     fn complete(&mut self, i: usize, info: crate::http::client::ResponseInfo, reusable: bool) {
-        let now = Instant::now();
+        let now = self.woke;
         let c = &mut self.conns[i];
         c.phase = Phase::Free;
         let keep = reusable && self.shared.keep_alive && info.keep_alive;
         if c.counted {
             let st = &mut self.stats;
             let us = |d: Duration| d.as_micros() as u64;
-            let total = us(now - c.t_start);
+            let total = us(now.saturating_duration_since(c.t_start));
             let connect = if c.reused {
                 0
             } else {
@@ -578,7 +585,7 @@ impl<'a> Worker<'a> {
                 .processing
                 .saturating_record(total.saturating_sub(connect));
             if let Some(h) = st.latency.corrected.as_mut() {
-                h.saturating_record(us(now - c.t_intended));
+                h.saturating_record(us(now.saturating_duration_since(c.t_intended)));
             }
             st.complete += 1;
             let class = (info.status / 100) as usize;
@@ -593,6 +600,8 @@ impl<'a> Worker<'a> {
             st.html_bytes += info.body_bytes;
             if info.server.is_some() && st.server_software.is_none() {
                 st.server_software = info.server;
+                // Once is enough: capturing copies the header every time.
+                c.parser.capture_server(false);
             }
             let baseline = match st.document_length {
                 Some(len) => len,

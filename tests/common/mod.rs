@@ -10,18 +10,34 @@ use std::time::{Duration, Instant};
 
 /// Generates `mod <model> { #[test] fn <group>() }` for every model, so
 /// one conformance suite runs against each (as ripgrep runs each test per
-/// engine). Use with `#[macro_use] mod common;`.
+/// engine), and a test that holds the list to the server's own.
+/// Use with `#[macro_use] mod common;`.
 #[allow(unused_macros)]
 macro_rules! per_model {
     ($($group:ident),* $(,)?) => {
-        per_model!(@model iterative, "iterative", $($group),*);
-        per_model!(@model thread_per_conn, "thread-per-conn", $($group),*);
-        per_model!(@model thread_pool, "thread-pool", $($group),*);
-        per_model!(@model prefork, "prefork", $($group),*);
-        per_model!(@model event_loop, "event-loop", $($group),*);
-        per_model!(@model reactors, "reactors", $($group),*);
+        per_model!(@models [
+            iterative "iterative",
+            thread_per_conn "thread-per-conn",
+            thread_pool "thread-pool",
+            prefork "prefork",
+            event_loop "event-loop",
+            reactors "reactors"
+        ] [$($group),*]);
     };
-    (@model $m:ident, $name:expr, $($group:ident),*) => {
+    (@models [$($m:ident $name:literal),*] $groups:tt) => {
+        $(per_model!(@model $m, $name, $groups);)*
+
+        #[test]
+        fn per_model_runs_every_model() {
+            let served: Vec<&str> = loadlab::server::models::Model::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect();
+            assert_eq!([$($name),*].as_slice(), served.as_slice());
+            assert_eq!(common::MODELS.as_slice(), served.as_slice());
+        }
+    };
+    (@model $m:ident, $name:expr, [$($group:ident),*]) => {
         mod $m {
             $(
                 #[test]

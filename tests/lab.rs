@@ -774,38 +774,6 @@ fn serving_target(job: &Child, not: i32) -> (i32, String, (u64, u64)) {
     found.unwrap()
 }
 
-/// Every process below `root`, from the parent pid in each /proc/PID/stat
-/// (the per-thread `children` files can miss a child that a thread other
-/// than the one that forked it now parents).
-fn descendants(root: i32) -> Vec<i32> {
-    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            let ppid = stat
-                .rsplit(')')
-                .next()?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            Some((pid, ppid))
-        })
-        .collect();
-    let mut out = vec![root];
-    let mut i = 0;
-    while i < out.len() {
-        let p = out[i];
-        out.extend(parents.iter().filter(|&&(_, pp)| pp == p).map(|&(c, _)| c));
-        i += 1;
-    }
-    out.remove(0);
-    out
-}
-
 #[test]
 fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
     let _serial = serial();

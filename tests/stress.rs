@@ -478,3 +478,48 @@ fn scratch_flag_holds_the_run_and_is_left_empty() {
         leftovers(tmp.path())
     );
 }
+
+#[test]
+fn a_killed_stress_takes_its_server_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut job = Command::new(loadlab_bin())
+        .args(["stress", "--ops", "upload,download", "--sizes", "4M"])
+        .args(["--clients", "1,2", "--server-workers", "1,2,3,4"])
+        .args(["--models", "thread-pool", "--timeout", "30s", "--out"])
+        .arg(out_dir.path())
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = job.id() as i32;
+    let mut servers = Vec::new();
+    let found = wait_until(Duration::from_secs(30), || {
+        servers = descendants(pid);
+        !servers.is_empty()
+    });
+    // Frozen, stress cannot stop its server the normal way in between.
+    let stress = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(stress, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    servers = descendants(pid);
+    let alive = |p: i32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let running: Vec<i32> = servers.iter().copied().filter(|&p| alive(p)).collect();
+    job.kill().unwrap();
+    job.wait().unwrap();
+    assert!(found && !running.is_empty(), "no server was running");
+    assert!(
+        wait_until(Duration::from_secs(10), || !running
+            .iter()
+            .any(|&p| alive(p))),
+        "servers {running:?} outlived the killed stress"
+    );
+}

@@ -1,7 +1,8 @@
 //! The server under test when stress starts its own: this same binary's
 //! `serve` in a child process on a free loopback port, with its upload
 //! directory in stress's scratch space, stopped (SIGTERM, then SIGKILL)
-//! when the cells for one (model, workers) pair are done. It counts as
+//! when the cells for one (model, workers) pair are done, or when stress
+//! itself dies. It counts as
 //! started once it answers a listing, not when it prints its address: a
 //! server can print the line and then fail to set up its workers.
 
@@ -47,13 +48,18 @@ impl SpawnedServer {
             .with_context(|| format!("creating {}", files_dir.display()))?;
         let exe = std::env::current_exe().context("finding the loadlab binary")?;
         let stderr = File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--model", model.name(), "--workers"])
+        let mut cmd = Command::new(exe);
+        cmd.args(["serve", "--model", model.name(), "--workers"])
             .arg(workers.to_string())
             .args(["--addr", "127.0.0.1:0", "--shutdown-grace", "5s", "--files"])
             .arg(files_dir)
             .arg("--max-upload")
-            .arg(max_upload.to_string())
+            .arg(max_upload.to_string());
+        // As a sweep's targets: stopped if stress dies (a server left
+        // running would hold its port and its upload directory), and out
+        // of the terminal's process group, so Ctrl-C reaches stress alone.
+        crate::lab::child::prepare(&mut cmd, None)?;
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)

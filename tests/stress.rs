@@ -218,6 +218,9 @@ fn url_mode_against_a_running_server_leaves_its_dir_empty() {
     );
     let json = json_file(&out_dir.path().join("stress.json"));
     assert!(json["leftover_temp_files"].is_null(), "{json}");
+    // Nothing is started here, so no scratch space is made.
+    assert!(json["scratch"].is_null(), "{json}");
+    assert_eq!(json["scratch_removed"], true);
     assert_eq!(json["leftover_files"], 0);
     let md = std::fs::read_to_string(out_dir.path().join("stress.md")).unwrap();
     assert!(md.contains("temporary files left: not checked (remote server)"));
@@ -463,15 +466,23 @@ fn scratch_flag_holds_the_run_and_is_left_empty() {
     );
     let json = json_file(&out_dir.path().join("stress.json"));
     let used = json["scratch"].as_str().unwrap();
-    let canon = std::fs::canonicalize(&scratch).unwrap();
+    let canon = std::fs::canonicalize(base.path())
+        .unwrap()
+        .join("not-yet/there");
     assert!(
         Path::new(used).starts_with(&scratch) || Path::new(used).starts_with(&canon),
         "{used} is not under {}",
         scratch.display()
     );
     assert_eq!(json["scratch_removed"], true);
-    // The directory given is kept (it may be the user's), emptied of ours.
-    assert!(leftovers(&scratch).is_empty(), "{:?}", leftovers(&scratch));
+    // The directories the run had to create for --scratch are gone; the
+    // one that was there before stays (it may be the user's).
+    assert!(!base.path().join("not-yet").exists());
+    assert!(
+        leftovers(base.path()).is_empty(),
+        "{:?}",
+        leftovers(base.path())
+    );
     assert!(
         leftovers(tmp.path()).is_empty(),
         "TMPDIR was used: {:?}",

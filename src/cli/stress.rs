@@ -227,7 +227,11 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
         report.transfers(),
         report.failures(),
         report.temp_files_label(),
-        if report.scratch_removed { "yes" } else { "no" }
+        match (&report.scratch, report.scratch_removed) {
+            (None, _) => "none used",
+            (Some(_), true) => "yes",
+            (Some(_), false) => "no",
+        }
     )?;
     for n in &report.notes {
         writeln!(out, "note: {n}")?;

@@ -5,13 +5,14 @@
 //! each cell becomes one row of a table, CSV, JSON and Markdown.
 //!
 //! matrix (what to run) -> runner (timed cells, using client, content and
-//! target) -> output (rendering only).
+//! target, in scratch space) -> output (rendering only).
 
 pub mod client;
 pub mod content;
 pub mod matrix;
 pub mod output;
 pub mod runner;
+pub mod scratch;
 pub mod target;
 
 pub use matrix::{Cell, Matrix, Op};

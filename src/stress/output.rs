@@ -81,9 +81,9 @@ pub struct Report {
     /// Files of this run still present afterwards.
     pub leftover_files: usize,
     /// The run's own scratch directory (under --scratch or the system's
-    /// temporary directory).
-    pub scratch: String,
-    /// The scratch directory is gone.
+    /// temporary directory); None against --url, which needs none.
+    pub scratch: Option<String>,
+    /// The scratch directory is gone (true when there was none).
     pub scratch_removed: bool,
     /// Anything else worth knowing (a server that died, cleanup trouble).
     pub notes: Vec<String>,

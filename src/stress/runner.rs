@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::Context;
-
 use super::client::{self, Endpoint};
 use super::content::{self, mix, Content};
 use super::matrix::{Cell, Matrix, Op};
 use super::output::{Report, Row, SCHEMA};
+use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
 use crate::server::Model;
 
@@ -103,29 +102,26 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
         leftover_temp_files: 0,
         leftover_files: 0,
     };
-    let parent = cfg.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&parent)
-        .with_context(|| format!("creating scratch directory {}", parent.display()))?;
-    // A directory of our own inside it: removing it never touches anything
-    // else there, and two runs never share one.
-    let scratch = tempfile::Builder::new()
-        .prefix("loadlab-stress-")
-        .tempdir_in(&parent)
-        .with_context(|| format!("creating scratch space in {}", parent.display()))?;
-    let scratch_path = scratch.path().to_path_buf();
-    match &cfg.target {
+    // Only servers started here need scratch space; --url needs none.
+    let closed = match &cfg.target {
         Target::Spawn => {
+            let scratch = Scratch::create(cfg.scratch.as_deref())?;
             for &model in &m.models {
                 for &workers in &m.server_workers {
                     run.with_spawned(scratch.path(), model, workers);
                 }
             }
+            let closed = scratch.close();
+            if let Some(e) = &closed.error {
+                run.notes.push(format!("removing scratch space: {e}"));
+            }
+            Some(closed)
         }
-        Target::Url { endpoint, .. } => run.server_cells(endpoint, None),
-    }
-    if let Err(e) = scratch.close() {
-        run.notes.push(format!("removing scratch space: {e}"));
-    }
+        Target::Url { endpoint, .. } => {
+            run.server_cells(Ok(endpoint), None);
+            None
+        }
+    };
     let mut rows = std::mem::take(&mut run.rows);
     rows.sort_by_key(|r| {
         (
@@ -155,8 +151,8 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
         // directories of servers started here can be looked into.
         leftover_temp_files: (!external).then_some(run.leftover_temp_files),
         leftover_files: run.leftover_files,
-        scratch: scratch_path.display().to_string(),
-        scratch_removed: !scratch_path.exists(),
+        scratch: closed.as_ref().map(|c| c.path.display().to_string()),
+        scratch_removed: closed.as_ref().map_or(true, |c| c.removed),
         notes: run.notes,
     })
 }
@@ -182,14 +178,14 @@ impl Run<'_> {
             Err(e) => {
                 let why = format!("{e:#}");
                 self.notes.push(why.clone());
-                self.unstarted_cells(model, workers, &why);
+                self.server_cells(Err(&why), Some((model, workers)));
                 let _ = std::fs::remove_dir_all(&dir);
                 let _ = std::fs::remove_file(&log);
                 return;
             }
         };
         let endpoint = server.endpoint.clone();
-        self.server_cells(&endpoint, Some((model, workers)));
+        self.server_cells(Ok(&endpoint), Some((model, workers)));
         if let Err(e) = server.stop() {
             self.notes
                 .push(format!("{model} with {workers} workers: {e}"));
@@ -206,31 +202,11 @@ impl Run<'_> {
         let _ = std::fs::remove_file(&log);
     }
 
-    /// Rows for the cells of a server that did not start: every client
-    /// failed, with the reason.
-    fn unstarted_cells(&mut self, model: Model, workers: usize, why: &str) {
-        let m = self.cfg.matrix.clone();
-        for &size in &m.sizes {
-            for &clients in &m.clients {
-                for &op in &m.ops {
-                    let cell = Cell {
-                        op,
-                        size,
-                        clients,
-                        server: Some((model, workers)),
-                    };
-                    self.obs.cell_started(&cell);
-                    let outcomes: Vec<Outcome> = (0..clients).map(|_| failed(why)).collect();
-                    let row = row(&cell, &outcomes);
-                    self.obs.cell_done(&row);
-                    self.rows.push(row);
-                }
-            }
-        }
-    }
-
-    /// Every (size, clients) cell pair against one server.
-    fn server_cells(&mut self, ep: &Endpoint, server: Option<(Model, usize)>) {
+    /// Every (size, clients) cell pair against one server, in the
+    /// matrix's order. `Err(why)`: the server did not start, and every
+    /// client of every cell fails with that reason, so the table still
+    /// has a row for each cell.
+    fn server_cells(&mut self, ep: Result<&Endpoint, &str>, server: Option<(Model, usize)>) {
         let m = self.cfg.matrix.clone();
         for &size in &m.sizes {
             for &clients in &m.clients {
@@ -243,21 +219,32 @@ impl Run<'_> {
                         clients,
                         server,
                     };
-                    if op == Op::Download && present.contains(&false) {
-                        self.setup(ep, &cell, &mut present);
-                    }
-                    self.obs.cell_started(&cell);
-                    let outcomes = self.transfer(ep, &cell);
-                    if op == Op::Upload {
-                        for (p, o) in present.iter_mut().zip(&outcomes) {
-                            *p = o.verified;
+                    let outcomes = match ep {
+                        Ok(ep) => {
+                            if op == Op::Download && present.contains(&false) {
+                                self.setup(ep, &cell, &mut present);
+                            }
+                            self.obs.cell_started(&cell);
+                            let outcomes = self.transfer(ep, &cell);
+                            if op == Op::Upload {
+                                for (p, o) in present.iter_mut().zip(&outcomes) {
+                                    *p = o.verified;
+                                }
+                            }
+                            outcomes
                         }
-                    }
+                        Err(why) => {
+                            self.obs.cell_started(&cell);
+                            (0..clients).map(|_| failed(why)).collect()
+                        }
+                    };
                     let row = row(&cell, &outcomes);
                     self.obs.cell_done(&row);
                     self.rows.push(row);
                 }
-                self.cleanup(ep, size, clients);
+                if let Ok(ep) = ep {
+                    self.cleanup(ep, size, clients);
+                }
             }
         }
     }

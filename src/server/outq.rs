@@ -63,9 +63,19 @@ impl OutQueue {
             || self.segs.iter().any(|s| matches!(s, Seg::File { .. }))
     }
 
-    /// The buffer to encode the next head into (the tail buffer, so heads and
-    /// small bodies of pipelined responses share one write).
-    pub fn buf(&mut self) -> &mut Vec<u8> {
+    /// Encodes with `f` into the tail buffer (so heads and small bodies of
+    /// pipelined responses share one write), counting what it added.
+    pub fn encode<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        let buf = self.tail_buf();
+        let before = buf.len();
+        let r = f(buf);
+        let added = buf.len() - before;
+        self.queued += added as u64;
+        r
+    }
+
+    /// The tail buffer, made the last segment if it is not.
+    fn tail_buf(&mut self) -> &mut Vec<u8> {
         if !matches!(self.segs.back(), Some(Seg::Buf(_))) {
             let spare = std::mem::take(&mut self.spare);
             self.segs.push_back(Seg::Buf(spare));
@@ -76,8 +86,8 @@ impl OutQueue {
         }
     }
 
-    /// Call after writing into `buf()` so the queue knows its size.
-    pub fn recount(&mut self) {
+    /// Recomputes the queued byte count from the segments.
+    fn recount(&mut self) {
         self.queued = self
             .segs
             .iter()
@@ -92,11 +102,11 @@ impl OutQueue {
 
     pub fn push_bytes(&mut self, b: Bytes) {
         if b.len() <= COALESCE_MAX {
-            self.buf().extend_from_slice(&b);
+            self.encode(|buf| buf.extend_from_slice(&b));
         } else {
+            self.queued += b.len() as u64;
             self.segs.push_back(Seg::Bytes(b));
         }
-        self.recount();
     }
 
     pub fn push_file(&mut self, file: File, offset: u64, len: u64) {

@@ -86,8 +86,7 @@ impl Session {
                                         continue;
                                     }
                                 }
-                                self.conn.write_continue(self.out.buf());
-                                self.out.recount();
+                                self.out.encode(|b| self.conn.write_continue(b));
                             }
                             self.pending = Some(Pending::Sink(sink));
                         }
@@ -112,8 +111,7 @@ impl Session {
                 Event::Error(e) => {
                     // Dropping the sink aborts an upload, leaving nothing.
                     self.pending = None;
-                    self.conn.write_error(self.out.buf(), &e);
-                    self.out.recount();
+                    self.out.encode(|b| self.conn.write_error(b, &e));
                     break;
                 }
                 Event::NeedData | Event::Paused | Event::Closed => break,
@@ -125,14 +123,10 @@ impl Session {
         self.answered = true;
         let close = resp.close || self.close_next;
         let head_only = self.head_only || crate::http::response::status_has_no_body(resp.status);
-        self.conn.write_head(
-            self.out.buf(),
-            resp.status,
-            resp.body.len(),
-            &resp.headers,
-            close,
-        );
-        self.out.recount();
+        self.out.encode(|b| {
+            self.conn
+                .write_head(b, resp.status, resp.body.len(), &resp.headers, close)
+        });
         if head_only {
             return;
         }
@@ -195,8 +189,7 @@ impl Session {
         self.finished = true;
         if self.out.is_empty() {
             if let Some(e) = self.conn.timeout_error() {
-                self.conn.write_error(self.out.buf(), &e);
-                self.out.recount();
+                self.out.encode(|b| self.conn.write_error(b, &e));
             }
         }
     }

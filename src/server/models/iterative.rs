@@ -8,9 +8,17 @@ use crate::server::{blocking, ServerConfig, Shutdown};
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
+    serve_serially(&listener, cfg, shutdown);
+    Ok(())
+}
+
+/// Accepts and serves one connection at a time until shutdown: the whole
+/// iterative server, and each prefork worker's loop. The listener must be
+/// non-blocking.
+pub fn serve_serially(listener: &TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) {
     let limit = ConnLimit::new(1);
-    let waiting = || accept::readable(&listener, Duration::ZERO);
-    while let Some((stream, _slot)) = accept::next(&listener, &limit, shutdown) {
+    let waiting = || accept::readable(listener, Duration::ZERO);
+    while let Some((stream, _slot)) = accept::next(listener, &limit, shutdown) {
         blocking::serve(
             stream,
             &cfg.app,
@@ -20,5 +28,4 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             &waiting,
         );
     }
-    Ok(())
 }

@@ -11,9 +11,8 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 
-use crate::server::accept::{self, ConnLimit};
 use crate::server::shutdown::TICK;
-use crate::server::{blocking, ServerConfig, Shutdown};
+use crate::server::{ServerConfig, Shutdown};
 
 /// A worker that dies within this time of starting is not restarted at
 /// once: a worker that crashes on start would otherwise fork-bomb.
@@ -94,18 +93,7 @@ fn spawn_worker(
             // SIGTERM reached the parent must stop too. (Clearing it here
             // lost a SIGTERM that the parent sent before the child ran, and
             // the parent then waited out the whole grace period.)
-            let limit = ConnLimit::new(1);
-            let waiting = || accept::readable(listener, Duration::ZERO);
-            while let Some((stream, _slot)) = accept::next(listener, &limit, shutdown) {
-                blocking::serve(
-                    stream,
-                    &cfg.app,
-                    &cfg.limits,
-                    shutdown,
-                    cfg.shutdown_grace,
-                    &waiting,
-                );
-            }
+            super::iterative::serve_serially(listener, cfg, shutdown);
             // Exit without unwinding into the parent's code path.
             std::process::exit(0)
         }

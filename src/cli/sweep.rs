@@ -13,6 +13,7 @@ use crate::lab::raw::{self, RawRow};
 use crate::lab::sweep::{self, Event, Load, Outcome, SweepPlan};
 use crate::lab::target::TargetSpec;
 use crate::lab::{affinity, presets};
+use crate::report::summary::ConfigKey;
 use crate::server::Shutdown;
 
 /// Where `loadlab` with no arguments writes its report.
@@ -444,33 +445,21 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     Ok(outcome)
 }
 
-/// What sets one line of the summary table apart from another.
-#[derive(Debug, Clone, PartialEq)]
-struct LineKey {
-    experiment: String,
-    target: String,
-    workers: u64,
-    cpus: u64,
-    path: String,
-    keepalive: bool,
-    load: String,
+/// What sets one line of the summary table apart from another: its
+/// configuration, with concurrency left out (that is the column).
+fn line_key(r: &RawRow) -> ConfigKey {
+    ConfigKey {
+        concurrency: 0,
+        ..ConfigKey::of(r)
+    }
 }
 
-impl LineKey {
-    fn of(r: &RawRow) -> LineKey {
-        LineKey {
-            experiment: r.experiment.clone(),
-            target: r.target.clone(),
-            workers: r.workers,
-            cpus: r.cpus,
-            path: r.path.clone(),
-            keepalive: r.keepalive,
-            load: if r.requests > 0 {
-                format!("n={}", r.requests)
-            } else {
-                format!("t={}s", r.duration_s)
-            },
-        }
+/// The load column: "n=1000" or "t=2s".
+fn load(k: &ConfigKey) -> String {
+    if k.requests > 0 {
+        format!("n={}", k.requests)
+    } else {
+        format!("t={}s", k.duration_s())
     }
 }
 
@@ -487,15 +476,15 @@ pub fn summary_table(rows: &[RawRow]) -> String {
         .collect();
     cs.sort_unstable();
     cs.dedup();
-    let mut keys: Vec<LineKey> = Vec::new();
+    let mut keys: Vec<ConfigKey> = Vec::new();
     for r in runs.iter().filter(|r| r.concurrency > 0) {
-        let k = LineKey::of(r);
+        let k = line_key(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    let varies = |f: fn(&LineKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
-    type Col = (&'static str, fn(&LineKey) -> String);
+    let varies = |f: fn(&ConfigKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
+    type Col = (&'static str, fn(&ConfigKey) -> String);
     let mut cols: Vec<Col> = Vec::new();
     let optional: [(bool, Col); 1] = [(
         varies(|k| k.experiment.clone()),
@@ -520,7 +509,7 @@ pub fn summary_table(rows: &[RawRow]) -> String {
                 }
             }),
         ),
-        (varies(|k| k.load.clone()), ("load", |k| k.load.clone())),
+        (varies(load), ("load", load)),
     ];
     cols.extend(optional.into_iter().filter(|(v, _)| *v).map(|(_, c)| c));
 
@@ -533,7 +522,7 @@ pub fn summary_table(rows: &[RawRow]) -> String {
         for c in &cs {
             let at: Vec<&&RawRow> = runs
                 .iter()
-                .filter(|r| r.concurrency == *c && LineKey::of(r) == *k)
+                .filter(|r| r.concurrency == *c && line_key(r) == *k)
                 .collect();
             let ok: Vec<&&&RawRow> = at.iter().filter(|r| r.error.is_empty()).collect();
             line.push(if ok.is_empty() {

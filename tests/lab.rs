@@ -94,7 +94,7 @@ fn summary_json(dir: &Path) -> Value {
 /// with each other and with `configs` configurations, every chart named in
 /// the page is an SVG with data on it, and `loadlab report DIR` writes the
 /// very same bytes the sweep wrote.
-fn check_derived(dir: &Path, configs: usize, charts: &[&str]) {
+fn check_derived(dir: &Path, configs: usize, charts: &[impl AsRef<str>]) {
     let files = derived(dir);
     let json = summary_json(dir);
     assert_eq!(json["schema"], "loadlab-summary/2");
@@ -134,7 +134,7 @@ fn check_derived(dir: &Path, configs: usize, charts: &[&str]) {
         .filter(|p| p.starts_with("charts"))
         .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
         .collect();
-    let mut want: Vec<String> = charts.iter().map(|c| c.to_string()).collect();
+    let mut want: Vec<String> = charts.iter().map(|c| c.as_ref().to_string()).collect();
     want.sort();
     assert_eq!(svgs, want, "charts/");
     for name in &svgs {
@@ -224,14 +224,7 @@ fn sweep_writes_every_file_and_resumes_without_measuring_again() {
     );
     assert!(rows.iter().any(|r| r.client_cpu_pct > 0.0));
     assert!(out.join("machine.json").is_file());
-    check_derived(
-        &out,
-        8,
-        &charts_of("sweep")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    check_derived(&out, 8, &charts_of("sweep"));
 
     // The same sweep again: everything is in raw.csv, nothing is measured
     // and raw.csv is not touched.
@@ -266,14 +259,7 @@ fn sweep_writes_every_file_and_resumes_without_measuring_again() {
     for c in json["configurations"].as_array().unwrap() {
         assert_eq!(c["runs"], 3, "{c}");
     }
-    check_derived(
-        &out,
-        8,
-        &charts_of("sweep")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    check_derived(&out, 8, &charts_of("sweep"));
 }
 
 /// Regression: `--requests 100,300` was averaged as if the two loads were
@@ -320,14 +306,7 @@ fn each_request_count_is_a_configuration_with_its_own_repeats() {
         stdout.contains("| n=100 |") && stdout.contains("| n=300 |"),
         "{stdout}"
     );
-    check_derived(
-        &out,
-        2,
-        &charts_of("sweep")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    check_derived(&out, 2, &charts_of("sweep"));
 }
 
 #[test]
@@ -387,11 +366,7 @@ fn duration_paths_and_workers_are_dimensions() {
     assert_eq!(lines, 6, "{stdout}");
     let mut charts = charts_of("sweep-500B.html");
     charts.extend(charts_of("sweep-20KB.html"));
-    check_derived(
-        &out,
-        6,
-        &charts.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    check_derived(&out, 6, &charts);
 }
 
 /// Starts `loadlab sweep ARGS --out OUT` in its own process group, as a
@@ -968,11 +943,7 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
     assert!(stdout.contains("/20KB.html") && stdout.contains("/500B.html"));
     let mut charts = charts_of("e3-quick-500B.html");
     charts.extend(charts_of("e3-quick-20KB.html"));
-    check_derived(
-        &out,
-        2 * targets,
-        &charts.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    check_derived(&out, 2 * targets, &charts);
 }
 
 #[test]
@@ -1015,14 +986,7 @@ fn e4_quick_preset_has_a_line_per_pool_size_and_cpu_count() {
     }
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<table id=\"windows-e4-quick\">"));
-    check_derived(
-        &out,
-        4 * cpus,
-        &charts_of("e4-quick")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    check_derived(&out, 4 * cpus, &charts_of("e4-quick"));
 }
 
 #[test]
@@ -1050,14 +1014,7 @@ fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
         assert_eq!(rows.iter().filter(|r| r.target == t).count(), 8, "{m}");
         assert!(stdout.contains(&t), "{stdout}");
     }
-    check_derived(
-        &out,
-        48,
-        &charts_of("e5-quick")
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
+    check_derived(&out, 48, &charts_of("e5-quick"));
 }
 
 #[test]

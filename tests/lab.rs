@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -66,23 +65,6 @@ fn ok_rows(rows: &[RawRow]) {
         assert_eq!(r.failed, 0, "{r:?}");
         assert!(r.complete > 0);
     }
-}
-
-/// Every derived file's bytes, by path relative to the directory.
-fn derived(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for name in ["summary.csv", "summary.json", "summary.md", "index.html"] {
-        out.insert(
-            PathBuf::from(name),
-            std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")),
-        );
-    }
-    for e in std::fs::read_dir(dir.join("charts")).expect("charts/ exists") {
-        let p = e.expect("dir entry").path();
-        let rel = PathBuf::from("charts").join(p.file_name().expect("name"));
-        out.insert(rel, std::fs::read(&p).expect("read chart"));
-    }
-    out
 }
 
 fn summary_json(dir: &Path) -> Value {

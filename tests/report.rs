@@ -11,6 +11,9 @@ use std::process::{Command, Output};
 use loadlab::lab::raw::{self, Machine, RawRow};
 use serde_json::Value;
 
+mod common;
+use common::derived;
+
 fn loadlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
         .args(args)
@@ -366,23 +369,6 @@ fn check_pair(v: &Value, field: &str, want: (f64, f64)) {
         want.0,
         want.1
     );
-}
-
-/// Every derived file's bytes, by path relative to the directory.
-fn derived(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for name in ["summary.csv", "summary.json", "summary.md", "index.html"] {
-        out.insert(
-            PathBuf::from(name),
-            std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")),
-        );
-    }
-    for e in std::fs::read_dir(dir.join("charts")).expect("charts/ exists") {
-        let p = e.expect("dir entry").path();
-        let rel = PathBuf::from("charts").join(p.file_name().expect("name"));
-        out.insert(rel, std::fs::read(&p).expect("read chart"));
-    }
-    out
 }
 
 const CHARTS: [&str; 5] = ["rps", "p50", "p99", "cpu", "rss"];

@@ -421,3 +421,21 @@ pub fn descendants(root: i32) -> Vec<i32> {
     out.remove(0);
     out
 }
+
+/// Every file `loadlab report` derives in `dir` (summaries, page, charts),
+/// by path relative to it. Every derived file's bytes, by path relative to the directory.
+pub fn derived(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for name in ["summary.csv", "summary.json", "summary.md", "index.html"] {
+        out.insert(
+            std::path::PathBuf::from(name),
+            std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}")),
+        );
+    }
+    for e in std::fs::read_dir(dir.join("charts")).expect("charts/ exists") {
+        let p = e.expect("dir entry").path();
+        let rel = std::path::PathBuf::from("charts").join(p.file_name().expect("name"));
+        out.insert(rel, std::fs::read(&p).expect("read chart"));
+    }
+    out
+}

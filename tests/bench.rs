@@ -178,6 +178,34 @@ fn post_and_put_bodies_reach_the_server() {
 }
 
 #[test]
+fn kept_alive_bodies_larger_than_the_socket_buffer_are_sent_whole() {
+    // A kept-alive connection is polled for READABLE only once connected;
+    // a body the kernel cannot take at once must bring WRITABLE back, or
+    // the rest of it is never sent.
+    let server = TestServer::start("event-loop", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.bin");
+    let size = 6 << 20;
+    std::fs::write(&body, vec![b'q'; size]).unwrap();
+    let r = bench_json(&[
+        "-n",
+        "6",
+        "-c",
+        "2",
+        "-k",
+        "-s",
+        "20",
+        "-u",
+        body.to_str().unwrap(),
+        &server.url("/files/big.bin"),
+    ]);
+    assert_eq!(u(&r, "/complete"), 6);
+    assert_eq!(u(&r, "/failed"), 0);
+    assert_eq!(u(&r, "/keep_alive_requests"), 6);
+    assert!(u(&r, "/bytes/body_sent") > 6 * size as u64);
+}
+
+#[test]
 fn server_errors_are_non_2xx_not_failures() {
     let server = TestServer::start("event-loop", &[]);
     let r = bench_json(&["-n", "300", "-c", "3", &server.url("/status/500")]);

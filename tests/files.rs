@@ -1017,6 +1017,52 @@ suite!([
 // ------------------------------------------------------ model-independent
 
 #[test]
+fn a_prefork_worker_killed_mid_upload_leaves_no_temporary_file() {
+    let env = Env::start("prefork", &["--workers", "2"]);
+    let temps = || -> Vec<String> { env.entries().into_iter().filter(|n| is_temp(n)).collect() };
+    // Two uploads in progress, one on each worker.
+    let begin = |name: &str| {
+        let mut s = env.server.connect();
+        s.write_all(
+            format!("PUT /files/{name} HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+        s.write_all(&data(7, 200_000)).unwrap();
+        s
+    };
+    let _cut = begin("cut.bin");
+    assert!(eventually(Duration::from_secs(10), || temps().len() == 1));
+    let cut_temp = temps()[0].clone();
+    let mut live = begin("live.bin");
+    assert!(eventually(Duration::from_secs(10), || temps().len() == 2));
+    let holder = child_pids(env.server.pid())
+        .into_iter()
+        .find(|&pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.ends_with(&cut_temp)))
+        })
+        .expect("a worker holds the first upload's temporary file");
+    assert!(send_signal(holder, 9));
+    // The parent notices within a tick and removes the dead worker's file,
+    // and only that one.
+    assert!(
+        eventually(Duration::from_secs(10), || temps().len() == 1
+            && !temps().contains(&cut_temp)),
+        "{:?}",
+        env.entries()
+    );
+    live.write_all(&data(7, 1_000_000)[200_000..]).unwrap();
+    let r = read_response(&mut live, false).unwrap();
+    assert_eq!(r.status, 201);
+    assert_eq!(env.entries(), ["live.bin"]);
+    assert_alive(&env.server);
+}
+
+#[test]
 fn startup_line_names_the_files_dir() {
     let env = Env::start("event-loop", &[]);
     let dir = std::fs::canonicalize(env.dir()).unwrap();

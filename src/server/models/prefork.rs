@@ -1,5 +1,6 @@
 //! N worker processes forked after binding, sharing the listener; each
-//! serves one connection at a time. The parent restarts a worker that dies.
+//! serves one connection at a time. The parent restarts a worker that dies
+//! and removes the temporary upload a killed worker leaves behind.
 //!
 //! The parent stays single-threaded so that forking replacements is safe.
 
@@ -11,6 +12,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 
+use crate::server::handlers::files::stale;
 use crate::server::shutdown::TICK;
 use crate::server::{ServerConfig, Shutdown};
 
@@ -29,9 +31,13 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     while !shutdown.is_set() {
         std::thread::sleep(TICK);
         let mut died_young = false;
-        for (pid, started) in reap(&mut workers) {
+        let gone = reap(&mut workers);
+        for &(pid, started) in &gone {
             eprintln!("loadlab: prefork worker {pid} exited; starting a replacement");
             died_young |= started.elapsed() < RESPAWN_PAUSE;
+        }
+        if !gone.is_empty() {
+            remove_abandoned_uploads(cfg);
         }
         if died_young {
             std::thread::sleep(RESPAWN_PAUSE);
@@ -61,6 +67,21 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         let _ = kill(pid, Signal::SIGKILL);
     }
     Ok(())
+}
+
+/// A worker killed mid-upload could not remove its temporary file. Its
+/// lock died with it, so the sweep that runs at startup can tell that file
+/// from the live uploads of the other workers and remove it now, instead
+/// of leaving it until the next start.
+fn remove_abandoned_uploads(cfg: &ServerConfig) {
+    if let Some(dir) = &cfg.app.files_dir {
+        if let Err(e) = stale::remove_stale_uploads(dir) {
+            eprintln!(
+                "loadlab: cannot clear temporary uploads in {}: {e}",
+                dir.display()
+            );
+        }
+    }
 }
 
 /// Collects exited workers; returns their pids and start times.

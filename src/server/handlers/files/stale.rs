@@ -1,5 +1,6 @@
 //! Temporary upload files: their names, the lock a live upload holds on
-//! its file, and the removal at startup of the ones a killed server left.
+//! its file, and the removal of the ones a killed server or prefork worker
+//! left (at startup, and when the prefork parent reaps a worker).
 //!
 //! A server killed mid-upload (SIGKILL, OOM killer, power loss) cannot
 //! unlink its temporary file. To tell such a file from one that another

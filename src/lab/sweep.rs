@@ -14,7 +14,7 @@ use super::raw::{self, Machine, RawRow, MACHINE_JSON, SKIPPED_PREFIX};
 use super::target::{Running, StartContext, TargetSpec};
 use crate::bench::stats::Summary;
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec, Target};
-use crate::report::summary::{duration_us, ConfigKey};
+use crate::report::summary::ConfigKey;
 
 /// How much load one run applies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,23 +129,12 @@ impl RunKey {
         }
     }
 
+    /// The key the run of `cell` will be recorded under, taken from the
+    /// row it would write, so that resuming cannot drift from recording.
     fn planned(base: &RowBase, cell: &Cell) -> RunKey {
-        let (requests, duration_s) = load_fields(cell.load);
-        RunKey {
-            config: ConfigKey {
-                experiment: base.experiment.clone(),
-                target: base.target.clone(),
-                workers: base.workers,
-                cpus: base.cpus,
-                path: cell.path.to_string(),
-                keepalive: cell.ka,
-                requests,
-                duration_us: duration_us(duration_s),
-                concurrency: cell.c as u64,
-            },
-            repeat: cell.repeat as u64,
-            warmup: cell.warm,
-        }
+        let mut row = base.empty_row(0);
+        fill_cell(&mut row, cell, 0.0);
+        RunKey::of(&row)
     }
 }
 

@@ -259,28 +259,22 @@ impl<'a> Worker<'a> {
             due = due.min(n);
         }
         let us = |at: Instant| deadline.saturating_duration_since(at).as_micros() as u64;
-        // Slots that were handed out but still waited for their send time.
-        let parked: Vec<Instant> = self
-            .conns
-            .iter()
-            .filter(|c| c.counted && c.phase == Phase::Parked && c.t_intended < deadline)
-            .map(|c| c.t_intended)
-            .collect();
         // Slots never handed out: a contiguous range of the schedule.
         let never = due.saturating_sub(self.started);
-        self.stats.missed = parked.len() as u64 + never;
-        let in_flight: Vec<Instant> = self
-            .conns
-            .iter()
-            .filter(|c| c.in_flight())
-            .map(|c| c.t_intended)
-            .collect();
-        let Some(h) = self.stats.latency.corrected.as_mut() else {
+        let mut corrected = self.stats.latency.corrected.as_mut();
+        let mut parked = 0;
+        for c in &self.conns {
+            // A slot handed out but still waiting for its send time.
+            let missed = c.counted && c.phase == Phase::Parked && c.t_intended < deadline;
+            parked += u64::from(missed);
+            if let Some(h) = corrected.as_mut().filter(|_| missed || c.in_flight()) {
+                h.saturating_record(us(c.t_intended));
+            }
+        }
+        self.stats.missed = parked + never;
+        let Some(h) = corrected else {
             return;
         };
-        for at in parked.into_iter().chain(in_flight) {
-            h.saturating_record(us(at));
-        }
         let group = never.div_ceil(MAX_MISSED_RECORDS).max(1);
         let mut k = self.started;
         while k < due {
@@ -400,7 +394,12 @@ impl<'a> Worker<'a> {
             self.send(i);
             return;
         }
-        c.reused = false;
+        self.reconnect(i);
+    }
+
+    /// Sends the request on `i` over a fresh connection.
+    fn reconnect(&mut self, i: usize) {
+        self.conns[i].reused = false;
         self.close_socket(i);
         self.connect(i);
     }
@@ -470,11 +469,9 @@ impl<'a> Worker<'a> {
         if c.counted {
             self.stats.keep_alive_retries += 1;
         }
-        c.reused = false;
         c.t_start = Instant::now();
         c.parser.reset();
-        self.close_socket(i);
-        self.connect(i);
+        self.reconnect(i);
     }
 
     fn on_ready(&mut self, i: usize, ev: &mio::event::Event) {

@@ -13,12 +13,19 @@
 #  row 5:      scripts/bench-files.sh (100 MB download/upload vs nginx).
 #
 # Usage: scripts/perf/run.sh [ROUNDS] [SECONDS]  (defaults 3 and 3)
+#        ROWS=12 scripts/perf/run.sh ...  runs only the rows named (default 12345;
+#        "1" and "2" both select the server rows 1, 2 and 6)
+# Ratios against nginx and the floor are medians of per-round ratios, each
+# taken between runs minutes apart at most, so that drift in what the host
+# leaves this machine cancels out.
 # Writes the tables to stdout and to target/perf/*.txt; docs/PERFORMANCE.md
 # records a run with the machine and this command.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 SECS=${2:-3}
+ROWS=${ROWS:-12345}
+want() { [[ $ROWS == *$1* ]]; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
 done
@@ -100,12 +107,13 @@ PY
 
 SERVERS=(floor nginx reactors event-loop thread-pool prefork thread-per-conn iterative)
 : > "$work/rows"
+if want 1 || want 2; then
 for round in $(seq 1 "$ROUNDS"); do
   for ka in on off; do
     for s in "${SERVERS[@]}"; do
       start_server "$s" "$ka"
       for c in wrk loadlab; do
-        echo "$ka $s $c $(client "$c" "$ka")" >> "$work/rows"
+        echo "$round $ka $s $c $(client "$c" "$ka")" >> "$work/rows"
       done
       stop_server
     done
@@ -115,20 +123,25 @@ python3 - "$work/rows" <<'PY' | tee "$OUT/servers.txt"
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 d = {}
-for ka, s, c, rps, p99 in rows:
-    d.setdefault((ka, s, c), []).append((float(rps), float(p99)))
+for rnd, ka, s, c, rps, p99 in rows:
+    d[(rnd, ka, s, c)] = (float(rps), float(p99))
+rounds = sorted({r[0] for r in rows})
+def ratio(ka, s, ref):
+    # Median over rounds of s's rate over ref's in the same round (wrk load).
+    return st.median(d[(r, ka, s, "wrk")][0] / (d[(r, ka, ref, "wrk")][0] or 1) for r in rounds)
 for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: new connection per request, 500 B, c=50")):
-    print(f"\n{title} (server on CPU 0, client on CPU 1; medians)")
-    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs floor (wrk) |")
-    print("|---|---|---|---|---|---|---|")
-    med = {k: (st.median(x[0] for x in v), st.median(x[1] for x in v)) for k, v in d.items() if k[0] == ka}
-    ng = med[(ka, "nginx", "wrk")][0] or 1
-    fl = med[(ka, "floor", "wrk")][0] or 1
+    print(f"\n{title} (server on CPU 0, client on CPU 1; medians; ratios: medians of per-round ratios)")
+    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = lambda s, c, i: st.median(d[(r, ka, s, c)][i] for r in rounds)
     for s in ("floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"):
-        w, l = med[(ka, s, "wrk")], med[(ka, s, "loadlab")]
-        print(f"| {s} | {w[0]:.0f} | {w[1]:.2f} | {l[0]:.0f} | {l[1]:.2f} | {w[0]/ng:.2f} | {w[0]/fl:.2f} |")
+        lb = st.median(d[(r, ka, s, "loadlab")][0] / (d[(r, ka, "nginx", "loadlab")][0] or 1) for r in rounds)
+        print(f"| {s} | {med(s, 'wrk', 0):.0f} | {med(s, 'wrk', 1):.2f} | {med(s, 'loadlab', 0):.0f} | {med(s, 'loadlab', 1):.2f} "
+              f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} |")
 PY
+fi
 
+if want 3; then
 echo; echo "Row 3: E3, 10,000 requests at c=10,000 (2 workers each; medians over $ROUNDS repeats)" | tee "$OUT/e3.txt"
 "$BIN/loadlab" sweep -q -T model:reactors:workers=2 -T nginx:workers=2 --concurrency 10000 --requests 10000 \
   --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
@@ -150,10 +163,13 @@ for path in ("/500B.html", "/20KB.html"):
     for t, v in m.items():
         print(f"| {t} | {path} | {v[0]:.3f} | {v[1]} | {v[2]:.0f} | {v[3]:.1f} | {v[0]/n[0]:.2f} | {v[3]/n[3]:.2f} |")
 PY
+fi
 
+if want 4; then
 echo; echo "Row 4: load generators (scripts/bench-vs-wrk.sh)" | tee "$OUT/clients.txt"
 scripts/bench-vs-wrk.sh "$ROUNDS" "$SECS" | tee -a "$OUT/clients.txt"
-if [ -x scripts/bench-files.sh ]; then
+fi
+if want 5 && [ -x scripts/bench-files.sh ]; then
   echo; echo "Row 5: files (scripts/bench-files.sh)" | tee "$OUT/files.txt"
   scripts/bench-files.sh | tee -a "$OUT/files.txt"
 fi

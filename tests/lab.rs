@@ -783,6 +783,54 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
 }
 
 #[test]
+fn a_cmd_target_whose_port_was_taken_gets_another() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("hello.txt"), "hello\n").unwrap();
+    // The first start finds its port taken (by a process that binds it
+    // without listening, as a racing process would) and fails; any later
+    // start serves.
+    let script = dir.path().join("start.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"if mkdir "{d}/first" 2>/dev/null; then
+  python3 -c 'import socket, sys, time; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); time.sleep(30)' "$1" &
+  sleep 1
+  exit 1
+fi
+exec python3 -m http.server "$1" --bind 127.0.0.1 --directory "{w}"
+"#,
+            d = dir.path().display(),
+            w = www.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("res");
+    let target = format!("cmd:sh {} {{port}}", script.display());
+    let (_, stderr, code) = sweep(
+        &[
+            "-T",
+            &target,
+            "--concurrency",
+            "1",
+            "--requests",
+            "5",
+            "--path",
+            "/hello.txt",
+        ],
+        &out,
+    );
+    assert!(dir.path().join("first").exists(), "the first start ran");
+    assert_eq!(code, 0, "{stderr}");
+    let rows = raw::read(&out).unwrap();
+    assert_eq!(rows.len(), 1);
+    ok_rows(&rows);
+}
+
+#[test]
 fn cmd_target_starts_measures_and_stops_a_foreign_server() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
@@ -18,6 +19,15 @@ use crate::server::Model;
 /// How long a `cmd:` target may take to accept connections: a student's
 /// server may compile or load data first.
 pub const CMD_START_LIMIT: Duration = Duration::from_secs(15);
+/// Ports a `cmd:` target is given before a start that failed because
+/// another process took its port counts as the target's failure.
+const CMD_PORT_ATTEMPTS: usize = 3;
+
+/// A `cmd:` target exited before accepting, and another process holds
+/// the port it was given.
+#[derive(Debug, thiserror::Error)]
+#[error("port {0} was taken by another process")]
+struct PortTaken(u16);
 /// How long `loadlab serve` may take to print its address.
 const MODEL_START_LIMIT: Duration = Duration::from_secs(15);
 
@@ -214,37 +224,16 @@ impl Running {
                 })
             }
             TargetSpec::Cmd { command } => {
-                let port = free_port()?;
-                let line = command.replace("{port}", &port.to_string());
-                let mut cmd = Command::new("sh");
-                // exec: the pid we watch and signal is the server's own.
-                cmd.args(["-c", &format!("exec {line}")]);
-                child::prepare(&mut cmd, cpus)?;
-                let mut p = Proc::spawn(cmd, Stdio::null())?;
-                let addr = ([127, 0, 0, 1], port).into();
-                match wait_accepting(addr, CMD_START_LIMIT, &mut p.child, stop) {
-                    Ok(()) => Ok(Running {
-                        base: format!("http://127.0.0.1:{port}"),
-                        pid: Some(p.child.id()),
-                        _proc: Some(p),
-                        _nginx: None,
-                    }),
-                    Err(NotAccepting::Stopped) => {
-                        anyhow::bail!("interrupted while {spec} was starting")
-                    }
-                    Err(NotAccepting::Exited(status)) => anyhow::bail!(
-                        "it exited ({status}) before accepting connections on port {port}{}",
-                        stderr_note(&p.stderr)
-                    ),
-                    Err(NotAccepting::TimedOut) => {
-                        // Stopped first, so its last words are in the tail.
-                        let tail = p.stderr.clone();
-                        drop(p);
-                        anyhow::bail!(
-                            "nothing accepted connections on port {port} within {} s{}",
-                            CMD_START_LIMIT.as_secs(),
-                            stderr_note(&tail)
-                        )
+                // The port was free when picked, but another process may
+                // bind it before the command does; then the command fails
+                // through no fault of its own and gets a fresh port.
+                let mut attempt = 1;
+                loop {
+                    match Running::start_cmd(spec, command, cpus, stop) {
+                        Err(e) if e.is::<PortTaken>() && attempt < CMD_PORT_ATTEMPTS => {
+                            attempt += 1
+                        }
+                        result => return result,
                     }
                 }
             }
@@ -254,6 +243,56 @@ impl Running {
                 _proc: None,
                 _nginx: None,
             }),
+        }
+    }
+
+    /// Starts a `cmd:` target on a port picked for it.
+    fn start_cmd(
+        spec: &TargetSpec,
+        command: &str,
+        cpus: Option<usize>,
+        stop: &dyn Fn() -> bool,
+    ) -> anyhow::Result<Running> {
+        let port = free_port()?;
+        let line = command.replace("{port}", &port.to_string());
+        let mut cmd = Command::new("sh");
+        // exec: the pid we watch and signal is the server's own.
+        cmd.args(["-c", &format!("exec {line}")]);
+        child::prepare(&mut cmd, cpus)?;
+        let mut p = Proc::spawn(cmd, Stdio::null())?;
+        let addr = ([127, 0, 0, 1], port).into();
+        match wait_accepting(addr, CMD_START_LIMIT, &mut p.child, stop) {
+            Ok(()) => Ok(Running {
+                base: format!("http://127.0.0.1:{port}"),
+                pid: Some(p.child.id()),
+                _proc: Some(p),
+                _nginx: None,
+            }),
+            Err(NotAccepting::Stopped) => {
+                anyhow::bail!("interrupted while {spec} was starting")
+            }
+            Err(NotAccepting::Exited(status)) => {
+                let why = format!(
+                    "it exited ({status}) before accepting connections on port {port}{}",
+                    stderr_note(&p.stderr)
+                );
+                // Someone else holds the port now: most likely that is
+                // why the command could not bind it.
+                if TcpListener::bind(addr).is_err() {
+                    return Err(anyhow::Error::new(PortTaken(port)).context(why));
+                }
+                anyhow::bail!(why)
+            }
+            Err(NotAccepting::TimedOut) => {
+                // Stopped first, so its last words are in the tail.
+                let tail = p.stderr.clone();
+                drop(p);
+                anyhow::bail!(
+                    "nothing accepted connections on port {port} within {} s{}",
+                    CMD_START_LIMIT.as_secs(),
+                    stderr_note(&tail)
+                )
+            }
         }
     }
 }

@@ -680,13 +680,9 @@ fn missing_nginx_is_one_line_at_the_start_and_a_note_in_the_report() {
     }
 }
 
-/// A started target as /proc shows it once it serves: its allowed CPUs
-/// and its (soft, hard) open-file limit; None if it is not (or no longer)
-/// there to read.
+/// A process's allowed CPUs and its (soft, hard) open-file limit; None
+/// if it is not (or no longer) there to read.
 fn pinning_and_nofile(pid: i32) -> Option<(String, (u64, u64))> {
-    if listening_ports(pid).is_empty() {
-        return None;
-    }
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let allowed = status
         .lines()
@@ -703,31 +699,42 @@ fn pinning_and_nofile(pid: i32) -> Option<(String, (u64, u64))> {
     Some((allowed, (*nofile.first()?, *nofile.get(1)?)))
 }
 
-/// The first child of the sweep, other than `not`, that is serving, with
-/// what `pinning_and_nofile` reads of it. Children come and go (a target
-/// is stopped between runs), so this looks until one can be read whole.
-fn serving_target(job: &Child, not: i32) -> (i32, String, (u64, u64)) {
+/// The sweep's target process whose command line contains `want`, with
+/// what `pinning_and_nofile` reads of it. Its own command line shows the
+/// exec is done, and with it the lab's pre-exec setup. (Waiting for its
+/// listening socket instead meant reading /proc/PID/net/tcp, which after
+/// the other test binaries holds tens of thousands of TIME_WAIT entries:
+/// half a second per read, so a 4-second target could pass unseen.)
+fn serving_target(job: &mut Child, want: &str, out: &Path) -> (i32, String, (u64, u64)) {
     let mut found = None;
     let mut seen = Vec::new();
-    let ok = wait_until(Duration::from_secs(20), || {
-        seen = descendants(job.id() as i32);
+    let mut ended = None;
+    let ok = wait_until(Duration::from_secs(30), || {
+        ended = job.try_wait().ok().flatten();
+        seen = descendants(job.id() as i32)
+            .into_iter()
+            .map(|p| {
+                let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                (p, String::from_utf8_lossy(&c).replace('\0', " "))
+            })
+            .collect();
         found = seen
             .iter()
-            .filter(|&&p| p != not)
-            .find_map(|&p| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
-        found.is_some()
+            .filter(|(_, cmdline)| cmdline.contains(want))
+            .find_map(|&(p, _)| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
+        found.is_some() || ended.is_some()
     });
-    let cmdlines: Vec<String> = seen
-        .iter()
-        .map(|p| {
-            let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            format!("{p}: {}", String::from_utf8_lossy(&c).replace('\0', " "))
-        })
-        .collect();
-    assert!(
-        ok,
-        "no target of the sweep was serving; its processes: {cmdlines:?}"
-    );
+    if found.is_none() {
+        let mut err = String::new();
+        if ended.is_some() {
+            let _ = job.stderr.take().map(|mut e| e.read_to_string(&mut err));
+        }
+        panic!(
+            "no target running `{want}` was seen (waited: {ok}, sweep ended: {ended:?}); \
+             its processes: {seen:?}; stderr: {err}; raw.csv: {}",
+            std::fs::read_to_string(out.join("raw.csv")).unwrap_or_default()
+        );
+    }
     found.unwrap()
 }
 
@@ -751,7 +758,7 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
         www.display(),
         out.display()
     );
-    let job = Command::new("sh")
+    let mut job = Command::new("sh")
         .args(["-c", &script])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -759,10 +766,10 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
         .spawn()
         .expect("spawn");
     let first_cpu = loadlab::lab::affinity::allowed_cpus()[0].to_string();
-    let (model, cpus, (soft, hard)) = serving_target(&job, 0);
+    let (_model, cpus, (soft, hard)) = serving_target(&mut job, "serve --model event-loop", &out);
     assert_eq!(cpus, first_cpu, "model pinned to the first allowed CPU");
     assert_eq!(soft, hard, "model's soft open-file limit raised to hard");
-    let (_python, cpus, (soft, hard)) = serving_target(&job, model);
+    let (_python, cpus, (soft, hard)) = serving_target(&mut job, "http.server", &out);
     assert_eq!(
         cpus, first_cpu,
         "cmd target pinned to the first allowed CPU"

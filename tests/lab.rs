@@ -53,6 +53,14 @@ fn sweep_env(
     )
 }
 
+/// `dir/www` holding one file, for a foreign server to serve.
+fn www_with(dir: &Path, name: &str, body: &[u8]) -> PathBuf {
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join(name), body).unwrap();
+    www
+}
+
 fn ok_rows(rows: &[RawRow]) {
     for r in rows {
         assert!(
@@ -743,9 +751,7 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
-    let www = dir.path().join("www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("500B.html"), [b'x'; 500]).unwrap();
+    let www = www_with(dir.path(), "500B.html", &[b'x'; 500]);
     // The sweep starts with the common soft limit of 1,024; its targets
     // must still get the hard limit (10,000 clients need the
     // descriptors). python does not raise its own limit, so the second
@@ -793,9 +799,7 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
 fn a_cmd_target_whose_port_was_taken_gets_another() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let www = dir.path().join("www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("hello.txt"), "hello\n").unwrap();
+    let www = www_with(dir.path(), "hello.txt", b"hello\n");
     // The first start finds its port taken (by a process that binds it
     // without listening, as a racing process would) and fails; any later
     // start serves.
@@ -804,8 +808,8 @@ fn a_cmd_target_whose_port_was_taken_gets_another() {
         &script,
         format!(
             r#"if mkdir "{d}/first" 2>/dev/null; then
-  python3 -c 'import socket, sys, time; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); time.sleep(30)' "$1" &
-  sleep 1
+  python3 -c 'import socket, sys, time; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); open(sys.argv[2], "w").close(); time.sleep(30)' "$1" "{d}/held" &
+  while [ ! -e "{d}/held" ]; do sleep 0.05; done
   exit 1
 fi
 exec python3 -m http.server "$1" --bind 127.0.0.1 --directory "{w}"
@@ -841,9 +845,7 @@ exec python3 -m http.server "$1" --bind 127.0.0.1 --directory "{w}"
 fn cmd_target_starts_measures_and_stops_a_foreign_server() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let docroot = dir.path().join("www");
-    std::fs::create_dir_all(&docroot).unwrap();
-    std::fs::write(docroot.join("hello.txt"), "hello from python\n").unwrap();
+    let docroot = www_with(dir.path(), "hello.txt", b"hello from python\n");
     let out = dir.path().join("res");
     let target = format!(
         "cmd:python3 -m http.server {{port}} --bind 127.0.0.1 --directory {}",

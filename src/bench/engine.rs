@@ -482,8 +482,8 @@ impl<'a> Worker<'a> {
             // The ACK of the request alone makes the socket writable; a
             // read then would find nothing.
             Phase::Receiving if ev.is_readable() || trouble => self.receive(i),
-            Phase::Sending(_) | Phase::Receiving => {}
-            Phase::Free | Phase::Parked => {}
+            // Nothing awaited on this socket, or not this kind of event.
+            _ => {}
         }
     }
 

@@ -25,6 +25,7 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 SECS=${2:-3}
 ROWS=${ROWS:-12345}
+[[ $ROWS =~ ^[1-5]+$ ]] || { echo "ROWS: row numbers 1-5, e.g. ROWS=12 (got '$ROWS')" >&2; exit 2; }
 want() { [[ $ROWS == *$1* ]]; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # File service speed, measured with curl on loopback (issue 4):
 #   1. upload a 100 MiB file to loadlab serve (upload dir on disk, and on
-#      tmpfs to separate the cost of fsync from the rest),
+#      tmpfs to separate the cost of fsync from the rest) and, in the same
+#      rounds, to the floor receiver (examples/floor_upload.rs: read, write,
+#      fsync, no digest), whose time is what any server pays,
 #   2. download it from loadlab serve and, in the same rounds, from nginx
 #      (generated config: one worker, sendfile on, access_log off),
 #   3. a 1 GiB upload's effect on the server's memory (VmHWM/VmRSS).
@@ -11,7 +13,8 @@
 # discarded warm-up; medians, means and ratios are printed at the end.
 #
 # Environment: ROUNDS (15), SIZE_MB (100, MiB), MODEL (event-loop),
-# LOADLAB (target/release/loadlab), NGINX (/usr/sbin/nginx),
+# LOADLAB (target/release/loadlab), FLOOR (target/release/examples/
+# floor_upload), NGINX (/usr/sbin/nginx),
 # RSS_MODELS ("event-loop thread-pool prefork"; empty skips step 3),
 # TMPFS_DIR (/dev/shm; empty skips the tmpfs upload).
 set -euo pipefail
@@ -20,11 +23,13 @@ ROUNDS=${ROUNDS:-15}
 SIZE_MB=${SIZE_MB:-100}
 MODEL=${MODEL:-event-loop}
 LOADLAB=${LOADLAB:-target/release/loadlab}
+FLOOR=${FLOOR:-target/release/examples/floor_upload}
 NGINX=${NGINX:-/usr/sbin/nginx}
 RSS_MODELS=${RSS_MODELS-event-loop thread-pool prefork}
 TMPFS_DIR=${TMPFS_DIR-/dev/shm}
 
 [ -x "$LOADLAB" ] || { echo "bench-files: $LOADLAB not built (cargo build --release)" >&2; exit 2; }
+[ -x "$FLOOR" ] || { echo "bench-files: $FLOOR not built (cargo build --release --examples)" >&2; exit 2; }
 [ -x "$NGINX" ] || { echo "bench-files: nginx not found at $NGINX" >&2; exit 2; }
 command -v curl >/dev/null || { echo "bench-files: curl is not installed" >&2; exit 2; }
 
@@ -41,18 +46,24 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$work"
 
-# Starts loadlab serve; sets PORT and LAST_PID.
-start_loadlab() { # model files_dir log
-    "$LOADLAB" serve --model "$1" --addr 127.0.0.1:0 --files "$2" >"$3" 2>&1 &
+# Starts a server that prints `listening on http://127.0.0.1:PORT`; sets
+# PORT and LAST_PID.
+start_server() { # log command...
+    local log=$1
+    shift
+    "$@" >"$log" 2>&1 &
     LAST_PID=$!
     pids+=("$LAST_PID")
     for _ in $(seq 100); do
-        PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$3")
+        PORT=$(sed -n 's|^listening on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$log")
         [ -n "$PORT" ] && return 0
         sleep 0.05
     done
-    echo "bench-files: loadlab did not start: $(cat "$3")" >&2
+    echo "bench-files: $1 did not start: $(cat "$log")" >&2
     exit 1
+}
+start_loadlab() { # model files_dir log
+    start_server "$3" "$LOADLAB" serve --model "$1" --addr 127.0.0.1:0 --files "$2"
 }
 
 size=$((SIZE_MB * 1024 * 1024))
@@ -68,9 +79,15 @@ chmod 644 "$work/www/file.bin"
 
 start_loadlab "$MODEL" "$work/files" "$work/loadlab.out"
 LL=$PORT
+mkdir -p "$work/floor"
+start_server "$work/floor.out" "$FLOOR" "$work/floor"
+FL=$PORT
 if [ -n "$shm" ]; then
     start_loadlab "$MODEL" "$shm" "$work/loadlab-shm.out"
     LLSHM=$PORT
+    mkdir -p "$shm/floor"
+    start_server "$work/floor-shm.out" "$FLOOR" "$shm/floor"
+    FLSHM=$PORT
 fi
 
 # nginx on a free loopback port: pick one, try, retry on a clash.
@@ -124,6 +141,8 @@ for url in "http://127.0.0.1:$LL/files/file.bin" "http://127.0.0.1:$NG/file.bin"
 done
 up_answer=$(curl -sf -T "$work/src.bin" "http://127.0.0.1:$LL/files/up.bin")
 case "$up_answer" in *"$want"*) ;; *) echo "bench-files: upload digest mismatch: $up_answer" >&2; exit 1 ;; esac
+curl -sf -o /dev/null -T "$work/src.bin" "http://127.0.0.1:$FL/up.bin"
+[ "$(sha256sum "$work/floor/upload.bin" | cut -d' ' -f1)" = "$want" ] || { echo "bench-files: the floor receiver stored different bytes" >&2; exit 1; }
 
 # One timed transfer; prints seconds.
 t_up() { curl -sf -o /dev/null -T "$work/src.bin" -w '%{time_total}\n' "$1"; }
@@ -131,13 +150,15 @@ t_down() { curl -sf -o /dev/null -w '%{time_total}\n' "$1"; }
 
 declare -A runs=()
 downloads=(down_loadlab down_nginx)
-uploads=(up_disk)
-[ -n "$shm" ] && uploads+=(up_tmpfs)
+uploads=(up_disk up_floor_disk)
+[ -n "$shm" ] && uploads+=(up_tmpfs up_floor_tmpfs)
 cases=("${downloads[@]}" "${uploads[@]}")
 run_case() {
     case "$1" in
         up_disk) t_up "http://127.0.0.1:$LL/files/up.bin" ;;
         up_tmpfs) t_up "http://127.0.0.1:$LLSHM/files/up.bin" ;;
+        up_floor_disk) t_up "http://127.0.0.1:$FL/up.bin" ;;
+        up_floor_tmpfs) t_up "http://127.0.0.1:$FLSHM/up.bin" ;;
         down_loadlab) t_down "http://127.0.0.1:$LL/files/file.bin" ;;
         down_nginx) t_down "http://127.0.0.1:$NG/file.bin" ;;
     esac
@@ -178,8 +199,18 @@ done
 ratio=$(awk -v a="${med[down_loadlab]}" -v b="${med[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
 ratio_mean=$(awk -v a="${avg[down_loadlab]}" -v b="${avg[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
 echo "download loadlab / nginx throughput: $ratio (medians), $ratio_mean (means); target >= 0.95"
-echo "upload to disk: $(mbps "${med[up_disk]}") MB/s (target >= 1000)"
-[ -n "$shm" ] && echo "upload to tmpfs: $(mbps "${med[up_tmpfs]}") MB/s"
+# Upload against the floor: medians of per-round ratios, since the two
+# ran seconds apart in every round and the host's share drifts between
+# rounds more than within one.
+floor_ratio() { # loadlab_case floor_case
+    local a b
+    read -ra a <<<"${runs[$1]}"
+    read -ra b <<<"${runs[$2]}"
+    for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {print y / x}'; done | median |
+        awk '{printf "%.3f", $1}'
+}
+echo "upload to disk: $(mbps "${med[up_disk]}") MB/s (target >= 1000); floor, no digest: $(mbps "${med[up_floor_disk]}") MB/s; loadlab / floor: $(floor_ratio up_disk up_floor_disk)"
+[ -n "$shm" ] && echo "upload to tmpfs: $(mbps "${med[up_tmpfs]}") MB/s; floor, no digest: $(mbps "${med[up_floor_tmpfs]}") MB/s; loadlab / floor: $(floor_ratio up_tmpfs up_floor_tmpfs)"
 
 # Memory during a 1 GiB upload: the body is streamed, so the peak RSS of
 # the server's processes must not move by more than a few MiB.

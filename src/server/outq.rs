@@ -45,6 +45,9 @@ pub struct OutQueue {
     cork_wanted: bool,
     /// The socket is corked; uncork once everything is written.
     corked: bool,
+    /// Nothing follows this output: the connection is closed once it is
+    /// written. See `set_last`.
+    last: bool,
 }
 
 impl OutQueue {
@@ -121,6 +124,16 @@ impl OutQueue {
         self.recount();
     }
 
+    /// Marks the queued output as the connection's last. Its final piece is
+    /// then held back (MSG_MORE, or the cork left on) so that the FIN of the
+    /// close that follows leaves in the same segment: one segment and one
+    /// wake-up of the client fewer per connection, as nginx's corked close
+    /// does. Every caller closes (or shuts down writing) right after the
+    /// queue drains, which is what sends the held bytes.
+    pub fn set_last(&mut self) {
+        self.last = true;
+    }
+
     /// Writes as much as the socket takes. Returns Ok(true) when everything
     /// is written, Ok(false) on WouldBlock; other errors (including a file
     /// that shrank under sendfile) end the connection. Non-blocking sockets
@@ -143,12 +156,17 @@ impl OutQueue {
         if self.cork_wanted && !self.corked {
             self.corked = set_cork(sock.as_fd(), true);
         }
+        // Every piece of the last output is held, so a head and a body
+        // queued apart also share their segments.
+        let hold = self.last;
         let Some(seg) = self.segs.front_mut() else {
             self.all_written(sock.as_fd());
             return Ok(Some(true));
         };
         let mut sent = 0;
         let r = match seg {
+            Seg::Buf(b) if hold => send_more(sock.as_fd(), &b[self.front_pos..]),
+            Seg::Bytes(b) if hold => send_more(sock.as_fd(), &b[self.front_pos..]),
             Seg::Buf(b) => sock.write(&b[self.front_pos..]),
             Seg::Bytes(b) => sock.write(&b[self.front_pos..]),
             Seg::File { file, offset, end } => {
@@ -214,10 +232,31 @@ impl OutQueue {
     fn all_written(&mut self, fd: BorrowedFd<'_>) {
         self.queued = 0;
         self.cork_wanted = false;
-        if self.corked {
+        // The last output stays corked: the close sends it with its FIN.
+        if self.corked && !self.last {
             set_cork(fd, false);
             self.corked = false;
         }
+    }
+}
+
+/// One send with MSG_MORE: the kernel keeps a partial segment back until
+/// more data or a FIN comes. MSG_NOSIGNAL as std's own writes use.
+fn send_more(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: fd is a live descriptor borrowed for the call, and the pointer
+    // and length describe `buf`, which outlives it.
+    let n = unsafe {
+        libc::send(
+            fd.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_MORE | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
 

@@ -112,6 +112,7 @@ impl Session {
                     // Dropping the sink aborts an upload, leaving nothing.
                     self.pending = None;
                     self.out.encode(|b| self.conn.write_error(b, &e));
+                    self.out.set_last();
                     break;
                 }
                 Event::NeedData | Event::Paused | Event::Closed => break,
@@ -127,6 +128,9 @@ impl Session {
             self.conn
                 .write_head(b, resp.status, resp.body.len(), &resp.headers, close)
         });
+        if self.conn.phase() == Phase::Closed {
+            self.out.set_last();
+        }
         if head_only {
             return;
         }
@@ -187,6 +191,7 @@ impl Session {
     pub fn on_timeout(&mut self) {
         self.pending = None;
         self.finished = true;
+        self.out.set_last();
         if self.out.is_empty() {
             if let Some(e) = self.conn.timeout_error() {
                 self.out.encode(|b| self.conn.write_error(b, &e));

@@ -262,17 +262,5 @@ fn send_more(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
 
 /// Sets TCP_CORK; false where it does not apply (not a TCP socket).
 fn set_cork(fd: BorrowedFd<'_>, on: bool) -> bool {
-    let v: libc::c_int = on.into();
-    // SAFETY: fd is a live descriptor borrowed for the call, and the option
-    // value is a c_int whose size is passed with it.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CORK,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    r == 0
+    socket2::SockRef::from(&fd).set_cork(on).is_ok()
 }

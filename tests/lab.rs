@@ -71,7 +71,7 @@ fn ok_rows(rows: &[RawRow]) {
             r.error
         );
         assert_eq!(r.failed, 0, "{r:?}");
-        assert!(r.complete > 0);
+        assert!(r.complete > 0, "{r:?}");
     }
 }
 

@@ -1,7 +1,8 @@
 //! Process and resource behaviour of the models: prefork replaces a worker
 //! killed under load, SIGTERM lets a slow download finish, running out of
 //! descriptors neither kills nor spins the server, the connection limit
-//! queues the rest, and a thread pool of 0 workers grows and shrinks.
+//! queues the rest, a silent client waits in the kernel (TCP_DEFER_ACCEPT),
+//! and a thread pool of 0 workers grows and shrinks.
 
 #[macro_use]
 mod common;
@@ -297,6 +298,32 @@ fn running_out_of_descriptors_neither_kills_nor_spins(model: &str) {
     );
     assert_alive(&server);
     assert_eq!(server.terminate(), Some(0));
+}
+
+/// A client that connects and says nothing does not hold up the
+/// iterative server: the listener hands over a connection only once its
+/// request has arrived (TCP_DEFER_ACCEPT). With --no-defer-accept the
+/// server takes the silent connection first, and the next client waits
+/// out its header timeout.
+#[test]
+fn a_silent_connection_waits_in_the_kernel_unless_defer_accept_is_off() {
+    for (flag, silent_served_first) in [(None, false), (Some("--no-defer-accept"), true)] {
+        let mut args = vec!["--header-timeout", "2s"];
+        args.extend(flag);
+        let server = TestServer::start("iterative", &args);
+        let silent = server.connect();
+        let mut talker = server.connect();
+        talker
+            .write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let r = read_response(&mut talker, false).unwrap();
+        assert_eq!((r.status, r.body), (200, b"ab".to_vec()), "{flag:?}");
+        // Had the server finished with the silent connection (its 408 or
+        // its close) before it answered the talker?
+        silent.set_nonblocking(true).unwrap();
+        let served = silent.peek(&mut [0u8; 1]).is_ok();
+        assert_eq!(served, silent_served_first, "{flag:?}");
+    }
 }
 
 #[test]

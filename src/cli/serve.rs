@@ -55,6 +55,12 @@ pub struct ServeArgs {
     /// Time in-flight requests get to finish after SIGINT/SIGTERM.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub shutdown_grace: Duration,
+    /// Hand connections to the server as soon as the handshake completes,
+    /// not once their request has arrived (TCP_DEFER_ACCEPT, on by
+    /// default). Off, a client that connects and sends nothing occupies a
+    /// worker of the blocking models at once.
+    #[arg(long)]
+    pub no_defer_accept: bool,
 }
 
 impl ServeArgs {
@@ -90,6 +96,7 @@ impl ServeArgs {
             .effective_workers(self.workers.unwrap_or_else(|| self.model.default_workers()));
         cfg.max_connections = self.max_connections;
         cfg.shutdown_grace = self.shutdown_grace;
+        cfg.defer_accept = !self.no_defer_accept;
         cfg.limits = Limits {
             max_body: self.max_body,
             header_timeout: self.header_timeout,
@@ -116,7 +123,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     let shutdown = Shutdown::from_signals()?;
-    let listener = server::bind(addr, cfg.model.needs_reuseport())
+    let listener = server::bind(addr, cfg.model.needs_reuseport(), cfg.defer_accept)
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr()?;
     // Exactly one line, flushed before any worker exists, so scripts and

@@ -8,6 +8,7 @@ pub mod models;
 pub mod outq;
 pub mod session;
 pub mod shutdown;
+mod sockopt;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -39,6 +40,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// How long in-flight work may take to finish after shutdown starts.
     pub shutdown_grace: Duration,
+    /// Listen with TCP_DEFER_ACCEPT (see `bind`).
+    pub defer_accept: bool,
     pub app: Arc<App>,
 }
 
@@ -50,14 +53,25 @@ impl ServerConfig {
             limits: Limits::default(),
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(30),
+            defer_accept: true,
             app: Arc::new(app),
         }
     }
 }
 
+/// How long (seconds) the kernel holds a connection whose client has sent
+/// nothing before handing it to accept anyway (rounded up to a SYN-ACK
+/// retransmission, about one second).
+const DEFER_ACCEPT_SECS: libc::c_int = 1;
+
 /// Binds a listening socket. `reuseport` sets SO_REUSEPORT before binding
 /// so that further listeners (one per reactor) can share the address.
-pub fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
+/// `defer` sets TCP_DEFER_ACCEPT (nginx's `deferred`, Apache httpd's
+/// default on Linux): accept returns a connection once its request has
+/// arrived, so the server is woken once per connection, not once for the
+/// handshake and again for the request, and a client that connects and
+/// says nothing ties up no worker until the deferral ends.
+pub fn bind(addr: SocketAddr, reuseport: bool, defer: bool) -> std::io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
     // Accepted sockets inherit TCP_NODELAY from the listener on Linux, so
@@ -66,6 +80,15 @@ pub fn bind(addr: SocketAddr, reuseport: bool) -> std::io::Result<TcpListener> {
     socket.set_nodelay(true)?;
     if reuseport {
         socket.set_reuse_port(true)?;
+    }
+    if defer {
+        use std::os::fd::AsFd;
+        sockopt::set_int(
+            socket.as_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            DEFER_ACCEPT_SECS,
+        )?;
     }
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;

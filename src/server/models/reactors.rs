@@ -12,7 +12,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     let addr = listener.local_addr()?;
     let mut listeners = vec![listener];
     for _ in 1..n {
-        listeners.push(bind(addr, true).map_err(|e| {
+        listeners.push(bind(addr, true, cfg.defer_accept).map_err(|e| {
             anyhow::anyhow!("reactors: cannot open another SO_REUSEPORT listener on {addr}: {e}")
         })?);
     }

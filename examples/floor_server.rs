@@ -31,7 +31,14 @@ fn main() {
     response.extend_from_slice(&[b'x'; 500]);
 
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    let mut listener = TcpListener::bind(addr).expect("bind");
+    // The listener loadlab's models use (backlog, TCP_NODELAY inherited,
+    // TCP_DEFER_ACCEPT), so that the floor differs from them in the
+    // serving code alone.
+    let std_listener = loadlab::server::bind(addr, false, true).expect("bind");
+    std_listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
+    let mut listener = TcpListener::from_std(std_listener);
     let mut poll = Poll::new().unwrap();
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)
@@ -46,7 +53,6 @@ fn main() {
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 while let Ok((mut s, _)) = listener.accept() {
-                    let _ = s.set_nodelay(true);
                     let e = conns.vacant_entry();
                     poll.registry()
                         .register(&mut s, Token(e.key()), Interest::READABLE)

@@ -56,7 +56,9 @@ start_server() {
   PORT=$(free_port)
   case $name in
     floor) if [ "$ka" = on ]; then taskset -c 0 "$BIN/examples/floor_server" "$PORT" >/dev/null & else taskset -c 0 "$BIN/examples/floor_server" "$PORT" close >/dev/null & fi ;;
-    nginx)
+    nginx|nginx-nodefer)
+      local deferred=deferred
+      [ "$name" = nginx-nodefer ] && deferred=
       mkdir -p "$work/ng"
       cat > "$work/ng/nginx.conf" <<CONF
 user root root; daemon off; worker_processes 1; worker_rlimit_nofile 20000;
@@ -66,13 +68,14 @@ http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000000
   keepalive_timeout 65; open_file_cache max=100;
   client_body_temp_path $work/ng/cb; proxy_temp_path $work/ng/p; fastcgi_temp_path $work/ng/f;
   uwsgi_temp_path $work/ng/u; scgi_temp_path $work/ng/s;
-  server { listen 127.0.0.1:$PORT backlog=65535; root $work/root; } }
+  server { listen 127.0.0.1:$PORT backlog=65535 $deferred; root $work/root; } }
 CONF
       taskset -c 0 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$work/ng" -c "$work/ng/nginx.conf" -e "$work/ng/error.log" & ;;
     *)
-      local w=1
+      local w=1 model=${name%-nodefer} opt=()
       [ "$name" = thread-pool ] && w=8
-      taskset -c 0 "$BIN/loadlab" serve --model "$name" --workers "$w" --addr "127.0.0.1:$PORT" >/dev/null & ;;
+      [ "$model" != "$name" ] && opt=(--no-defer-accept)
+      taskset -c 0 "$BIN/loadlab" serve --model "$model" --workers "$w" "${opt[@]}" --addr "127.0.0.1:$PORT" >/dev/null & ;;
   esac
   SPID=$!
   pids+=("$SPID")
@@ -107,11 +110,16 @@ PY
 }
 
 SERVERS=(floor nginx reactors event-loop thread-pool prefork thread-per-conn iterative)
+# Without keep-alive, also both servers listening without TCP_DEFER_ACCEPT
+# (every other row has it on both sides), to show what it is worth.
+NODEFER=(nginx-nodefer reactors-nodefer)
 : > "$work/rows"
 if want 1 || want 2; then
 for round in $(seq 1 "$ROUNDS"); do
   for ka in on off; do
-    for s in "${SERVERS[@]}"; do
+    extra=()
+    [ "$ka" = off ] && extra=("${NODEFER[@]}")
+    for s in "${SERVERS[@]}" "${extra[@]}"; do
       start_server "$s" "$ka"
       for c in wrk loadlab; do
         echo "$round $ka $s $c $(client "$c" "$ka")" >> "$work/rows"
@@ -135,7 +143,10 @@ for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: 
     print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) |")
     print("|---|---|---|---|---|---|---|---|")
     med = lambda s, c, i: st.median(d[(r, ka, s, c)][i] for r in rounds)
-    for s in ("floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"):
+    servers = ["floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"]
+    if ka == "off":
+        servers += ["nginx-nodefer", "reactors-nodefer"]
+    for s in servers:
         lb = st.median(d[(r, ka, s, "loadlab")][0] / (d[(r, ka, "nginx", "loadlab")][0] or 1) for r in rounds)
         print(f"| {s} | {med(s, 'wrk', 0):.0f} | {med(s, 'wrk', 1):.2f} | {med(s, 'loadlab', 0):.0f} | {med(s, 'loadlab', 1):.2f} "
               f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} |")
@@ -144,8 +155,24 @@ fi
 
 if want 3; then
 echo; echo "Row 3: E3, 10,000 requests at c=10,000 (2 workers each; medians over $ROUNDS repeats)" | tee "$OUT/e3.txt"
-"$BIN/loadlab" sweep -q -T model:reactors:workers=2 -T nginx:workers=2 --concurrency 10000 --requests 10000 \
-  --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
+# Both also without TCP_DEFER_ACCEPT (the lab's targets have it on both
+# sides): loadlab by its flag, nginx from the lab's config less `deferred`.
+mkdir -p "$work/e3ng"
+cat > "$work/e3ng/nginx.conf.in" <<CONF
+user root root; daemon off; master_process on; worker_processes 2;
+worker_rlimit_nofile 20000; pid $work/e3ng/nginx-@PORT@.pid; error_log $work/e3ng/error.log warn;
+events { worker_connections 20000; use epoll; multi_accept on; }
+http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on;
+  keepalive_timeout 65; keepalive_requests 1000000000; open_file_cache max=1000 inactive=20s;
+  client_body_temp_path $work/e3ng/cb; proxy_temp_path $work/e3ng/p; fastcgi_temp_path $work/e3ng/f;
+  uwsgi_temp_path $work/e3ng/u; scgi_temp_path $work/e3ng/s;
+  server { listen 127.0.0.1:@PORT@ backlog=65535; root $work/root; } }
+CONF
+NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
+"$BIN/loadlab" sweep -q -T model:reactors:workers=2 -T nginx:workers=2 \
+  -T "cmd:$BIN/loadlab serve --model reactors --workers 2 --no-defer-accept --addr 127.0.0.1:{port}" \
+  -T "cmd:sh -c 'sed s/@PORT@/{port}/g $work/e3ng/nginx.conf.in > $work/e3ng/{port}.conf && exec $NGINX_BIN -p $work/e3ng -c $work/e3ng/{port}.conf'" \
+  --concurrency 10000 --requests 10000 --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
 python3 - "$work/e3/raw.csv" <<'PY' | tee -a "$OUT/e3.txt"
 import csv, sys, statistics as st
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["warmup"] == "false"]
@@ -153,10 +180,14 @@ print("| target | path | time taken s | failed | server CPU % | peak RSS MiB | t
 print("|---|---|---|---|---|---|---|---|")
 g = {}
 for r in rows:
-    g.setdefault((r["target"], r["path"]), []).append(r)
+    # The cmd: targets are the no-defer variants; name them by what they run.
+    t = r["target"]
+    if t.startswith("cmd:"):
+        t = "reactors:workers=2, no defer" if "loadlab serve" in t else "nginx:workers=2, no defer"
+    g.setdefault((t, r["path"]), []).append(r)
 for path in ("/500B.html", "/20KB.html"):
     m = {}
-    for t in ("model:reactors:workers=2", "nginx:workers=2"):
+    for t in ("model:reactors:workers=2", "nginx:workers=2", "reactors:workers=2, no defer", "nginx:workers=2, no defer"):
         rs = g.get((t, path), [])
         m[t] = (st.median(float(r["time_taken_s"]) for r in rs), sum(int(r["failed"]) for r in rs),
                 st.median(float(r["server_cpu_pct"]) for r in rs), st.median(int(r["server_rss_peak_kb"]) for r in rs) / 1024)

@@ -219,12 +219,14 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
         let _ = writeln!(c, "  {t}_temp_path {d}/{t}_temp;");
     }
     let _ = writeln!(c, "  types {{ text/html html htm; text/plain txt; application/json json; }}\n  default_type application/octet-stream;");
-    // The same listen backlog as loadlab's models (both capped by
-    // net.core.somaxconn): nginx's default of 511 would make E3's 10,000
-    // simultaneous connects a test of SYN retransmits, not of the server.
+    // The listening socket set up as loadlab's models set up theirs, so
+    // that a comparison measures the servers, not the kernel options:
+    // the same backlog (both capped by net.core.somaxconn; nginx's default
+    // of 511 would make E3's 10,000 simultaneous connects a test of SYN
+    // retransmits) and TCP_DEFER_ACCEPT (`deferred`).
     let _ = writeln!(
         c,
-        "  server {{ listen 127.0.0.1:{port} backlog={}; server_name _; root {}; location / {{ }} }}\n}}",
+        "  server {{ listen 127.0.0.1:{port} backlog={} deferred; server_name _; root {}; location / {{ }} }}\n}}",
         crate::server::LISTEN_BACKLOG,
         opts.docroot.display()
     );

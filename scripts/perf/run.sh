@@ -109,6 +109,16 @@ PY
   esac
 }
 
+# CPU time the hypervisor gave to other guests (steal, /proc/stat) during
+# the run: on a shared host, a run with much of it is a noisy one.
+steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+read -r steal0 total0 < <(steal)
+report_steal() {
+  read -r steal1 total1 < <(steal)
+  awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) \
+    'BEGIN{printf "\nSteal (CPU time the host gave to other guests) during this run: %.1f %%\n", t ? 100 * s / t : 0}'
+}
+
 SERVERS=(floor nginx reactors event-loop thread-pool prefork thread-per-conn iterative)
 # Without keep-alive, also both servers listening without TCP_DEFER_ACCEPT
 # (every other row has it on both sides), to show what it is worth.
@@ -205,3 +215,4 @@ if want 5 && [ -x scripts/bench-files.sh ]; then
   echo; echo "Row 5: files (scripts/bench-files.sh)" | tee "$OUT/files.txt"
   scripts/bench-files.sh | tee -a "$OUT/files.txt"
 fi
+report_steal | tee "$OUT/steal.txt"

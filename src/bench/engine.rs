@@ -11,6 +11,7 @@ use bytes::Bytes;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use super::send_timer::SendTimer;
 use super::stats::Stats;
 use crate::http::client::{ResponseError, ResponseParser};
 
@@ -27,6 +28,8 @@ const MAX_MISSED_RECORDS: u64 = 100_000;
 /// Schedule offsets are capped here (about 31 years) so that slot times
 /// stay representable whatever the rate and slot number.
 const MAX_SCHEDULE_S: f64 = 1e9;
+/// The open-loop send timer's token; connection tokens are their indices.
+const TIMER: Token = Token(usize::MAX - 1);
 
 /// What one thread is asked to do.
 #[derive(Debug, Clone)]
@@ -144,6 +147,8 @@ pub struct Worker<'a> {
     finished: u64,
     buf: Vec<u8>,
     parked: std::collections::VecDeque<usize>,
+    /// Open loop: wakes the loop at the first parked request's send time.
+    timer: Option<SendTimer>,
     /// Connections that finished a request and need the next one. Going
     /// through this list instead of calling back keeps the stack flat when
     /// requests finish (or fail to connect) immediately, one after another.
@@ -179,10 +184,16 @@ impl<'a> Worker<'a> {
         let warm_total = plan.rate.map_or(0, |rate| {
             slots_before(shared.run_start, shared.measure_start, rate)
         });
+        let poll = Poll::new()?;
+        let timer = if open_loop {
+            Some(SendTimer::new(poll.registry(), TIMER)?)
+        } else {
+            None
+        };
         Ok(Worker {
             shared,
             plan,
-            poll: Poll::new()?,
+            poll,
             conns,
             stats: Stats::new(open_loop),
             progress,
@@ -192,6 +203,7 @@ impl<'a> Worker<'a> {
             finished: 0,
             buf: vec![0; READ_BUF],
             parked: std::collections::VecDeque::new(),
+            timer,
             restart: Vec::new(),
             hit_deadline: false,
             woke: now,
@@ -225,7 +237,14 @@ impl<'a> Worker<'a> {
             let now = Instant::now();
             self.woke = now;
             for ev in events.iter() {
-                self.on_ready(ev.token().0, ev);
+                match ev.token() {
+                    TIMER => {
+                        if let Some(timer) = self.timer.as_mut() {
+                            timer.fired();
+                        }
+                    }
+                    t => self.on_ready(t.0, ev),
+                }
             }
             if self.past_deadline(now) || self.shared.stop.load(Ordering::Relaxed) {
                 self.hit_deadline = self.past_deadline(now);
@@ -295,16 +314,22 @@ impl<'a> Worker<'a> {
         self.shared.deadline.is_some_and(|d| now >= d)
     }
 
-    fn poll_timeout(&self) -> Duration {
+    /// How long the next poll may sleep. A parked request's send time is
+    /// kept by the send timer, since the poll timeout is only good to the
+    /// millisecond; the timeout itself stays as a backstop.
+    fn poll_timeout(&mut self) -> Duration {
         if !self.restart.is_empty() {
             return Duration::ZERO;
         }
         let mut t = TICK;
         if let Some(&i) = self.parked.front() {
-            let wait = self.conns[i]
-                .t_intended
-                .saturating_duration_since(Instant::now());
-            t = t.min(wait);
+            let now = Instant::now();
+            let at = self.conns[i].t_intended;
+            let wait = at.saturating_duration_since(now);
+            match self.timer.as_mut().map(|timer| timer.arm(at, now)) {
+                Some(Ok(())) => t = t.min(wait + Duration::from_millis(1)),
+                Some(Err(_)) | None => t = t.min(wait),
+            }
         }
         t
     }

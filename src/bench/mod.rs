@@ -6,6 +6,7 @@ pub mod config;
 pub mod engine;
 pub mod render;
 pub mod result;
+mod send_timer;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

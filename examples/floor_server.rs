@@ -1,10 +1,20 @@
 //! The floor for server cost: a minimal epoll responder written for the
-//! performance comparison (scripts/perf/). One thread, edge-triggered, no
-//! parsing beyond finding the blank line that ends each request, the same
-//! fixed 500-byte response every time. What it spends per request is
-//! roughly the kernel's share, which no server can avoid.
+//! performance comparison (scripts/perf/). Edge-triggered, no parsing
+//! beyond finding the blank line that ends each request, the same fixed
+//! 500-byte response every time. What it spends per request is roughly the
+//! kernel's share, which no server can avoid.
 //!
-//! Usage: floor_server PORT [close]   ("close": one request per connection)
+//! Usage: floor_server PORT [close] [WORKERS]
+//!   close:   one request per connection
+//!   WORKERS: that many threads, each with its own SO_REUSEPORT listener
+//!            and loop (as loadlab's `reactors`); default 1
+//!
+//! It takes every kernel-level shortcut loadlab's reactors take, so that
+//! the floor differs from them in the serving code alone: the same listener
+//! (backlog, TCP_NODELAY inherited, TCP_DEFER_ACCEPT), a new connection
+//! answered before it is registered with epoll (with deferred accept its
+//! request is usually there already), the FIN of a closing connection sent
+//! in the response's segment (MSG_MORE, then close), no epoll_ctl on close.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -16,11 +26,19 @@ const LISTENER: Token = Token(usize::MAX);
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let port: u16 = args.get(1).and_then(|p| p.parse().ok()).unwrap_or_else(|| {
-        eprintln!("usage: floor_server PORT [close]");
+    let usage = || -> ! {
+        eprintln!("usage: floor_server PORT [close] [WORKERS]");
         std::process::exit(2)
-    });
+    };
+    let port: u16 = args
+        .get(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| usage());
     let close = args.get(2).is_some_and(|a| a == "close");
+    let workers: usize = match args.get(if close { 3 } else { 2 }) {
+        None => 1,
+        Some(w) => w.parse().ok().filter(|&w| w > 0).unwrap_or_else(|| usage()),
+    };
     let mut response =
         b"HTTP/1.1 200 OK\r\nServer: floor\r\nContent-Type: text/html\r\nContent-Length: 500\r\n"
             .to_vec();
@@ -29,22 +47,38 @@ fn main() {
     }
     response.extend_from_slice(b"\r\n");
     response.extend_from_slice(&[b'x'; 500]);
+    let response: &'static [u8] = response.leak();
 
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    // The listener loadlab's models use (backlog, TCP_NODELAY inherited,
-    // TCP_DEFER_ACCEPT), so that the floor differs from them in the
-    // serving code alone.
-    let std_listener = loadlab::server::bind(addr, false, true).expect("bind");
-    std_listener
-        .set_nonblocking(true)
-        .expect("non-blocking listener");
-    let mut listener = TcpListener::from_std(std_listener);
+    // Every listener is bound before any loop starts, so that the port is
+    // fully served once it is announced.
+    let listeners: Vec<TcpListener> = (0..workers)
+        .map(|_| {
+            let l = loadlab::server::bind(addr, workers > 1, true).expect("bind");
+            l.set_nonblocking(true).expect("non-blocking listener");
+            TcpListener::from_std(l)
+        })
+        .collect();
+    println!("listening on http://{addr} workers={workers}");
+    let loops: Vec<_> = listeners
+        .into_iter()
+        .map(|l| std::thread::spawn(move || serve(l, response, close)))
+        .collect();
+    for l in loops {
+        let _ = l.join();
+    }
+}
+
+/// A connection: its socket and how much of "\r\n\r\n" its last read
+/// ended with.
+type Conn = (TcpStream, u8);
+
+fn serve(mut listener: TcpListener, response: &[u8], close: bool) {
     let mut poll = Poll::new().unwrap();
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)
         .unwrap();
-    println!("listening on http://{}", listener.local_addr().unwrap());
-    let mut conns: slab::Slab<(TcpStream, u8)> = slab::Slab::new();
+    let mut conns: slab::Slab<Conn> = slab::Slab::new();
     let mut events = Events::with_capacity(1024);
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
@@ -52,64 +86,77 @@ fn main() {
         poll.poll(&mut events, None).unwrap();
         for ev in events.iter() {
             if ev.token() == LISTENER {
-                while let Ok((mut s, _)) = listener.accept() {
+                while let Ok((s, _)) = listener.accept() {
+                    let mut conn = (s, 0);
+                    if answer(&mut conn, &mut buf, &mut out, response, close) {
+                        continue;
+                    }
                     let e = conns.vacant_entry();
                     poll.registry()
-                        .register(&mut s, Token(e.key()), Interest::READABLE)
+                        .register(&mut conn.0, Token(e.key()), Interest::READABLE)
                         .unwrap();
-                    e.insert((s, 0));
+                    e.insert(conn);
                 }
                 continue;
             }
             let key = ev.token().0;
-            let Some((s, tail)) = conns.get_mut(key) else {
+            let Some(conn) = conns.get_mut(key) else {
                 continue;
             };
-            let mut done = false;
-            loop {
-                match s.read(&mut buf) {
-                    Ok(0) => {
-                        done = true;
-                        break;
-                    }
-                    Ok(n) => {
-                        // Count blank lines, carrying how much of "\r\n\r\n"
-                        // the previous read ended with.
-                        out.clear();
-                        let mut state = *tail;
-                        for &b in &buf[..n] {
-                            state = match (state, b) {
-                                (0 | 2, b'\r') => state + 1,
-                                (1 | 3, b'\n') if state == 3 => {
-                                    out.extend_from_slice(&response);
-                                    0
-                                }
-                                (1, b'\n') => 2,
-                                (_, b'\r') => 1,
-                                _ => 0,
-                            };
+            if answer(conn, &mut buf, &mut out, response, close) {
+                // Closing the socket removes it from epoll.
+                conns.remove(key);
+            }
+        }
+    }
+}
+
+/// Reads until WouldBlock and answers every complete request; true when
+/// the connection is done (EOF, error, or answered in close mode).
+fn answer(
+    conn: &mut Conn,
+    buf: &mut [u8],
+    out: &mut Vec<u8>,
+    response: &[u8],
+    close: bool,
+) -> bool {
+    let (s, tail) = conn;
+    loop {
+        match s.read(buf) {
+            Ok(0) => return true,
+            Ok(n) => {
+                // Count blank lines, carrying how much of "\r\n\r\n" the
+                // previous read ended with.
+                out.clear();
+                let mut state = *tail;
+                for &b in &buf[..n] {
+                    state = match (state, b) {
+                        (0 | 2, b'\r') => state + 1,
+                        (1 | 3, b'\n') if state == 3 => {
+                            out.extend_from_slice(response);
+                            0
                         }
-                        *tail = state;
-                        if !out.is_empty() && s.write_all(&out).is_err() {
-                            done = true;
-                            break;
-                        }
-                        if close && !out.is_empty() {
-                            done = true;
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        done = true;
-                        break;
-                    }
+                        (1, b'\n') => 2,
+                        (_, b'\r') => 1,
+                        _ => 0,
+                    };
+                }
+                *tail = state;
+                if out.is_empty() {
+                    continue;
+                }
+                if close {
+                    // Held back until the close, which sends it with the FIN.
+                    let sock = socket2::SockRef::from(&*s);
+                    let _ = sock.send_with_flags(out, libc::MSG_MORE | libc::MSG_NOSIGNAL);
+                    return true;
+                }
+                if s.write_all(out).is_err() {
+                    return true;
                 }
             }
-            if done {
-                let (mut s, _) = conns.remove(key);
-                let _ = poll.registry().deregister(&mut s);
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
         }
     }
 }

@@ -7,8 +7,10 @@
 #              bench pinned to CPU 1; 500 B; c=50; keep-alive (row 1) and a
 #              new connection per request (row 2).
 #  row 3:      E3, 10,000 requests at c=10,000 on 500 B and 20 KB, loadlab
-#              reactors vs nginx, 2 workers each (loadlab sweep, which samples
-#              server CPU and peak RSS of the whole process tree).
+#              reactors vs nginx and the floor responder, 2 workers each
+#              (loadlab sweep, which samples server CPU and peak RSS of the
+#              whole process tree). The floor answers every path with the
+#              same 500 bytes, so it has a row for 500 B only.
 #  row 4:      scripts/bench-vs-wrk.sh (load generators, floor client).
 #  row 5:      scripts/bench-files.sh (100 MB download/upload vs nginx).
 #
@@ -182,6 +184,7 @@ NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
 "$BIN/loadlab" sweep -q -T model:reactors:workers=2 -T nginx:workers=2 \
   -T "cmd:$BIN/loadlab serve --model reactors --workers 2 --no-defer-accept --addr 127.0.0.1:{port}" \
   -T "cmd:sh -c 'sed s/@PORT@/{port}/g $work/e3ng/nginx.conf.in > $work/e3ng/{port}.conf && exec $NGINX_BIN -p $work/e3ng -c $work/e3ng/{port}.conf'" \
+  -T "cmd:$BIN/examples/floor_server {port} close 2" \
   --concurrency 10000 --requests 10000 --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
 python3 - "$work/e3/raw.csv" <<'PY' | tee -a "$OUT/e3.txt"
 import csv, sys, statistics as st
@@ -190,19 +193,23 @@ print("| target | path | time taken s | failed | server CPU % | peak RSS MiB | t
 print("|---|---|---|---|---|---|---|---|")
 g = {}
 for r in rows:
-    # The cmd: targets are the no-defer variants; name them by what they run.
+    # Name the cmd: targets (the floor and the no-defer variants) by what they run.
     t = r["target"]
     if t.startswith("cmd:"):
-        t = "reactors:workers=2, no defer" if "loadlab serve" in t else "nginx:workers=2, no defer"
+        t = ("floor:workers=2" if "floor_server" in t
+             else "reactors:workers=2, no defer" if "loadlab serve" in t else "nginx:workers=2, no defer")
     g.setdefault((t, r["path"]), []).append(r)
 for path in ("/500B.html", "/20KB.html"):
     m = {}
-    for t in ("model:reactors:workers=2", "nginx:workers=2", "reactors:workers=2, no defer", "nginx:workers=2, no defer"):
+    for t in ("floor:workers=2", "model:reactors:workers=2", "nginx:workers=2",
+              "reactors:workers=2, no defer", "nginx:workers=2, no defer"):
         rs = g.get((t, path), [])
         m[t] = (st.median(float(r["time_taken_s"]) for r in rs), sum(int(r["failed"]) for r in rs),
                 st.median(float(r["server_cpu_pct"]) for r in rs), st.median(int(r["server_rss_peak_kb"]) for r in rs) / 1024)
     n = m["nginx:workers=2"]
     for t, v in m.items():
+        if t.startswith("floor") and path != "/500B.html":
+            continue  # it sent 500 B there too: no floor for a larger file
         print(f"| {t} | {path} | {v[0]:.3f} | {v[1]} | {v[2]:.0f} | {v[3]:.1f} | {v[0]/n[0]:.2f} | {v[3]/n[3]:.2f} |")
 PY
 fi

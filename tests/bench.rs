@@ -1,119 +1,16 @@
-//! `loadlab bench` against real servers: loadlab serve, nginx (started by
-//! the test with a generated config), ab for comparison, and a fake server
-//! that misbehaves on purpose.
+//! `loadlab bench` against real servers: loadlab serve, ab for comparison,
+//! and a fake server that misbehaves on purpose (nginx: bench_nginx.rs).
 
 mod common;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
+use common::bench::{bench_json, bench_text, u};
 use common::fake::{Behaviour, FakeServer};
 use common::*;
-use loadlab::lab::nginx::{Nginx, NginxOptions};
 use serde_json::Value;
-
-/// Runs `loadlab bench ARGS... --format json -q` and parses the result.
-fn bench_json(args: &[&str]) -> Value {
-    let out = Command::new(loadlab_bin())
-        .arg("bench")
-        .args(args)
-        .args(["--format", "json", "-q"])
-        .output()
-        .expect("run loadlab bench");
-    assert!(
-        out.status.success(),
-        "bench failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("bench JSON")
-}
-
-fn bench_text(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(loadlab_bin())
-        .arg("bench")
-        .args(args)
-        .output()
-        .expect("run");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-fn u(v: &Value, path: &str) -> u64 {
-    v.pointer(path)
-        .and_then(Value::as_u64)
-        .unwrap_or_else(|| panic!("{path} missing in {v}"))
-}
-
-fn start_nginx(log: bool) -> (Nginx, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    loadlab::server::handlers::write_embedded_docroot(&root).unwrap();
-    let mut opts = NginxOptions::new(&root);
-    opts.workers = 2;
-    if log {
-        opts.access_log = Some(dir.path().join("access.log"));
-    }
-    (
-        Nginx::start(&opts).expect("start nginx (installed by .ci/run)"),
-        dir,
-    )
-}
-
-/// nginx's access log: (connection id, status) per request. nginx writes
-/// it as each request completes; give it a moment to land.
-fn access_log(dir: &tempfile::TempDir, expect: usize) -> Vec<(u64, u16)> {
-    let path = dir.path().join("access.log");
-    for _ in 0..100 {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let rows: Vec<(u64, u16)> = text
-            .lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split(' ').collect();
-                (f[0].parse().unwrap(), f[2].parse().unwrap())
-            })
-            .collect();
-        if rows.len() >= expect {
-            return rows;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("nginx logged fewer than {expect} requests");
-}
-
-#[test]
-fn exact_request_counts_against_nginx_with_and_without_keepalive() {
-    let (nginx, dir) = start_nginx(true);
-    let url = nginx.url("/500B.html");
-    let r = bench_json(&["-n", "1000", "-c", "10", &url]);
-    assert_eq!(u(&r, "/complete"), 1000);
-    assert_eq!(u(&r, "/failed"), 0);
-    assert_eq!(u(&r, "/document_length"), 500);
-    assert_eq!(u(&r, "/bytes/html_received"), 500_000);
-    let rows = access_log(&dir, 1000);
-    assert_eq!(rows.len(), 1000, "nginx saw exactly -n requests");
-    let conns: HashSet<u64> = rows.iter().map(|r| r.0).collect();
-    assert_eq!(
-        conns.len(),
-        1000,
-        "without -k every request has its own connection"
-    );
-
-    let r = bench_json(&["-n", "1000", "-c", "10", "-k", &url]);
-    assert_eq!(u(&r, "/complete"), 1000);
-    assert_eq!(u(&r, "/keep_alive_requests"), 1000);
-    let rows = access_log(&dir, 2000);
-    assert_eq!(rows.len(), 2000);
-    let conns: HashSet<u64> = rows[1000..].iter().map(|r| r.0).collect();
-    assert!(
-        conns.len() <= 10,
-        "with -k the 10 connections are reused, got {}",
-        conns.len()
-    );
-}
 
 #[test]
 fn exact_request_counts_against_loadlab_for_odd_splits() {
@@ -570,7 +467,7 @@ fn open_loop_shows_a_server_pause_in_the_corrected_tail() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let cases: [&[&str]; 10] = [
+    let cases: [&[&str]; 15] = [
         &["-n", "10", "not-a-url"],
         &["-n", "10", "-H", "Content-Length: 5", "http://127.0.0.1:9/"],
         &["-n", "10", "https://127.0.0.1/"],
@@ -582,10 +479,25 @@ fn bad_input_is_one_line_and_exit_2() {
         &["-n", "10", "--rate=-5", "http://127.0.0.1:9/"],
         // Finer than the nanosecond schedule: refused, not an overflow.
         &["-t", "1", "--rate", "1e300", "http://127.0.0.1:9/"],
+        &["-t", "0", "http://127.0.0.1:9/"],
+        &["-n", "10", "--threads", "0", "http://127.0.0.1:9/"],
+        // Negative values are refused as values, not as unknown flags.
+        &["-n", "-5", "http://127.0.0.1:9/"],
+        &["-t", "-1", "http://127.0.0.1:9/"],
+        &["-n", "10", "--warmup", "-1s", "http://127.0.0.1:9/"],
     ];
     for args in cases {
         let (stdout, stderr, code) = bench_text(args);
         assert_eq!(code, 2, "{args:?}: {stderr}");
+        if args
+            .iter()
+            .any(|a| a.starts_with('-') && a.as_bytes().get(1).is_some_and(u8::is_ascii_digit))
+        {
+            assert!(stderr.contains("invalid value '-"), "{args:?}: {stderr}");
+        }
+        if args[2].starts_with("https") {
+            assert!(stderr.contains("https is not supported yet"), "{stderr}");
+        }
         assert!(stdout.is_empty(), "{args:?}");
         assert_eq!(
             stderr.trim().lines().count(),

@@ -12,16 +12,24 @@ use crate::bench::render::{percentile_csv, render, Format};
 use crate::bench::{self, BenchConfig, RequestSpec, Target};
 use crate::server::Shutdown;
 
+// Numeric flags take negative numbers (durations: anything starting with
+// a hyphen) as values, so that `-n -5` is refused as an invalid count
+// rather than as an unknown argument.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Number of requests to perform (ab's default is 1).
-    #[arg(short = 'n', value_name = "requests")]
+    #[arg(short = 'n', value_name = "requests", allow_negative_numbers = true)]
     pub requests: Option<u64>,
     /// Number of requests to make at a time.
-    #[arg(short = 'c', value_name = "concurrency", default_value_t = 1)]
+    #[arg(
+        short = 'c',
+        value_name = "concurrency",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub concurrency: usize,
     /// Seconds to max. to spend on benchmarking (no request-count cap).
-    #[arg(short = 't', long = "duration", value_name = "timelimit", value_parser = parse_duration)]
+    #[arg(short = 't', long = "duration", value_name = "timelimit", value_parser = parse_duration, allow_hyphen_values = true)]
     pub timelimit: Option<Duration>,
     /// Use HTTP KeepAlive.
     #[arg(short = 'k')]
@@ -45,7 +53,7 @@ pub struct BenchArgs {
     #[arg(short = 'i')]
     pub head: bool,
     /// Seconds to wait for each response (default 30).
-    #[arg(short = 's', value_name = "timeout", default_value = "30", value_parser = parse_duration)]
+    #[arg(short = 's', value_name = "timeout", default_value = "30", value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Accept variable document length (for dynamic pages).
     #[arg(short = 'l')]
@@ -66,14 +74,14 @@ pub struct BenchArgs {
     #[arg(short = 'A', value_name = "attribute")]
     pub auth: Option<String>,
     /// Load threads, each one event loop (default: number of cores).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// Open loop: schedule requests at this many per second in total, and
     /// measure latency from the scheduled time.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// Apply load for this long before measuring (at --rate when given).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub warmup: Option<Duration>,
     /// Report format.
     #[arg(long, value_enum, default_value = "ab")]

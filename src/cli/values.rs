@@ -28,7 +28,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+    if secs < 0.0 {
+        return Err(format!("a duration cannot be negative: '{s}'"));
+    }
+    if !secs.is_finite() || secs > 1e9 {
         return Err(format!("duration out of range: '{s}'"));
     }
     Ok(Duration::from_secs_f64(secs))
@@ -64,7 +67,8 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("-1").unwrap_err().contains("negative"));
+        assert!(parse_duration("2e9").unwrap_err().contains("out of range"));
         assert!(parse_duration("abc").is_err());
         assert_eq!(parse_size("10M").unwrap(), 10 << 20);
         assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);

@@ -387,6 +387,7 @@ pub fn fd_count(pid: i32) -> usize {
         .map(|d| d.count())
         .unwrap_or(0)
 }
+pub mod bench;
 pub mod fake;
 pub mod schema;
 

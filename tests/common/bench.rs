@@ -1,0 +1,45 @@
+//! Running `loadlab bench` from a test: its JSON result, or its text
+//! output and exit code.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::loadlab_bin;
+
+/// Runs `loadlab bench ARGS... --format json -q` and parses the result.
+pub fn bench_json(args: &[&str]) -> Value {
+    let out = Command::new(loadlab_bin())
+        .arg("bench")
+        .args(args)
+        .args(["--format", "json", "-q"])
+        .output()
+        .expect("run loadlab bench");
+    assert!(
+        out.status.success(),
+        "bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("bench JSON")
+}
+
+/// Runs `loadlab bench ARGS...`: (stdout, stderr, exit code).
+pub fn bench_text(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(loadlab_bin())
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("run");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The unsigned integer at a JSON pointer; panics naming it if absent.
+pub fn u(v: &Value, path: &str) -> u64 {
+    v.pointer(path)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}

@@ -47,7 +47,9 @@ pub struct NginxOptions {
     pub workers: usize,
     pub docroot: PathBuf,
     /// Log each request here (format: `$connection $connection_requests
-    /// $status $request_method $body_bytes_sent`); None turns logging off.
+    /// $status $request_method $body_bytes_sent $request_length`, the last
+    /// being what nginx had received of the request when it logged it);
+    /// None turns logging off.
     pub access_log: Option<PathBuf>,
     /// Pin the workers to these CPUs (worker_cpu_affinity).
     pub cpus: Option<Vec<usize>>,
@@ -202,7 +204,7 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
         Some(p) => {
             let _ = writeln!(
                 c,
-                "  log_format ll '$connection $connection_requests $status $request_method $body_bytes_sent';\n  access_log {} ll;",
+                "  log_format ll '$connection $connection_requests $status $request_method $body_bytes_sent $request_length';\n  access_log {} ll;",
                 p.display()
             );
         }

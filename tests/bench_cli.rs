@@ -1,0 +1,248 @@
+//! `loadlab bench` as a command: the progress bar on a real terminal (a
+//! pseudo-terminal from util-linux's `script`), the open-file limit it
+//! raises, flags that change nothing or are another name for one, the
+//! defaults, and the lines of its report that ab does not have.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use common::bench::{bench_json, bench_text, u};
+use common::fake::{Behaviour, FakeServer};
+use common::*;
+
+/// Runs `loadlab bench ARGS...` with stdin, stdout and stderr on a
+/// pseudo-terminal; returns everything the terminal showed.
+fn bench_on_a_terminal(args: &[&str]) -> String {
+    let line = std::iter::once(loadlab_bin())
+        .chain(std::iter::once("bench"))
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = tool("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_progress_bar_on_a_terminal_and_none_with_q() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    let shown = bench_on_a_terminal(&["-t", "1", "-c", "2", "-k", &url]);
+    assert!(shown.contains("Complete requests:"), "{shown}");
+    assert!(
+        shown.contains("of the time limit"),
+        "the bar's text on a terminal: {shown}"
+    );
+    assert!(shown.contains('\u{1b}'), "drawn and cleared in place");
+
+    let quiet = bench_on_a_terminal(&["-q", "-t", "1", "-c", "2", "-k", &url]);
+    assert!(quiet.contains("Complete requests:"), "{quiet}");
+    assert!(!quiet.contains("of the time limit"), "-q: {quiet}");
+    assert!(!quiet.contains('\u{1b}'), "-q draws nothing: {quiet}");
+}
+
+#[test]
+fn the_soft_open_file_limit_is_raised_to_the_hard_one() {
+    // Started with a soft limit of 256, bench needs its hard limit for
+    // 1,000 connections (and says so at once if that is not enough).
+    let hard = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .unwrap()
+        .1;
+    assert!(
+        hard >= 2000,
+        "this test needs a hard open-file limit of 2,000 or more, got {hard}"
+    );
+    let server = TestServer::start("reactors", &["--workers", "2"]);
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -Sn 256 && exec \"$0\" \"$@\"",
+            loadlab_bin(),
+            "bench",
+            "-q",
+            "--format",
+            "json",
+            "-n",
+            "1000",
+            "-c",
+            "1000",
+            &server.url("/500B.html"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&r, "/complete"), 1000);
+    assert_eq!(u(&r, "/failed"), 0, "{}", r["errors"]);
+    assert_eq!(r["run"]["concurrency"], 1000);
+}
+
+#[test]
+fn duration_is_t_by_another_name() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    for flag in ["-t", "--duration"] {
+        let r = bench_json(&[flag, "1", "-c", "2", "-k", &url]);
+        assert_eq!(r["run"]["duration_s"], 1.0, "{flag}");
+        assert_eq!(r["run"]["requests"], serde_json::Value::Null, "{flag}");
+        assert_eq!(r["time_taken_s"], 1.0, "{flag}: the run lasts its limit");
+        assert!(u(&r, "/complete") > 0, "{flag}");
+    }
+}
+
+#[test]
+fn r_is_accepted_and_errors_never_end_a_run() {
+    // ab exits at the first receive error unless given -r; loadlab never
+    // does, so -r changes nothing: every request is made and counted.
+    let fake = FakeServer::start(Behaviour::CloseEarly);
+    for r_flag in [true, false] {
+        let mut args = vec!["-n", "40", "-c", "4"];
+        if r_flag {
+            args.push("-r");
+        }
+        let url = fake.url("/");
+        args.push(&url);
+        let r = bench_json(&args);
+        assert_eq!(u(&r, "/complete"), 40, "-r {r_flag}");
+        assert_eq!(u(&r, "/failures/receive"), 40, "-r {r_flag}");
+    }
+}
+
+#[test]
+fn threads_default_to_the_cores_the_process_may_use() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let r = bench_json(&["-n", "100", "-c", "8", &url]);
+    assert_eq!(r["run"]["threads"], cores);
+    let r = bench_json(&["-n", "100", "-c", "8", "--threads", "1", &url]);
+    assert_eq!(r["run"]["threads"], 1);
+    assert_eq!(u(&r, "/complete"), 100);
+}
+
+#[test]
+fn warmup_without_rate_loads_the_server_unmeasured_first() {
+    // Closed loop: as fast as the connections go for the warm-up, none of
+    // it counted; then exactly -n measured requests.
+    let fake = FakeServer::start(Behaviour::Capture);
+    let r = bench_json(&[
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "-k",
+        "--warmup",
+        "300ms",
+        &fake.url("/"),
+    ]);
+    assert_eq!(u(&r, "/complete"), 50);
+    assert_eq!(u(&r, "/failed"), 0);
+    let seen = fake.requests.load(Ordering::SeqCst);
+    assert!(
+        seen > 50,
+        "the server saw the warm-up too: {seen} requests in all"
+    );
+    assert!(
+        r["time_taken_s"].as_f64().unwrap() < 0.3,
+        "the warm-up is not in the measured time: {}",
+        r["time_taken_s"]
+    );
+}
+
+/// The three numbers of `  Latency p99.9 / p99.99 / max (ms): a / b / c`.
+fn tail_latencies(report: &str) -> [f64; 3] {
+    let line = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Latency p99.9 / p99.99 / max (ms):"))
+        .unwrap_or_else(|| panic!("no tail latency line in {report}"));
+    let v: Vec<f64> = line.split('/').map(|x| x.trim().parse().unwrap()).collect();
+    [v[0], v[1], v[2]]
+}
+
+#[test]
+fn the_report_adds_tail_percentiles_timeouts_and_errors_by_kind() {
+    let server = TestServer::start("event-loop", &[]);
+    let (text, _, code) = bench_text(&["-q", "-n", "2000", "-c", "4", &server.url("/")]);
+    assert_eq!(code, 0);
+    let [p999, p9999, max] = tail_latencies(&text);
+    assert!(
+        0.0 < p999 && p999 <= p9999 && p9999 <= max,
+        "{p999} {p9999} {max}"
+    );
+    assert!(text.contains("\n  Timeouts: 0\n"), "{text}");
+    assert!(text.contains("\n  Errors by kind: none\n"), "{text}");
+
+    let stall = FakeServer::start(Behaviour::Stall);
+    let (text, _, code) = bench_text(&["-q", "-n", "4", "-c", "2", "-s", "300ms", &stall.url("/")]);
+    assert_eq!(code, 0);
+    assert!(text.contains("\n  Timeouts: 4\n"), "{text}");
+    let kinds: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim() != "Errors by kind:")
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .collect();
+    assert_eq!(kinds.len(), 1, "{text}");
+    let (count, kind) = kinds[0].trim().split_once("  ").unwrap();
+    assert_eq!(count, "4", "{text}");
+    assert!(kind.contains("timeout"), "{kind}");
+}
+
+#[test]
+fn the_open_loop_report_shows_corrected_beside_uncorrected() {
+    // A server that pauses for 300 ms once: from the scheduled send times
+    // the tail carries the pause, from the actual sends much less of it.
+    let fake = FakeServer::start(Behaviour::PauseOnce {
+        after: 100,
+        pause: Duration::from_millis(300),
+    });
+    let (text, err, code) = bench_text(&[
+        "-q",
+        "-n",
+        "400",
+        "-c",
+        "4",
+        "-k",
+        "--rate",
+        "400",
+        &fake.url("/"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<(String, f64, f64)> = text
+        .lines()
+        .skip_while(|l| !l.contains("(corrected) vs from the actual send (uncorrected)"))
+        .skip(2)
+        .take(5)
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(labels, ["50%", "90%", "99%", "99.9%", "max"], "{text}");
+    let (_, corrected_max, uncorrected_max) = &rows[4];
+    assert!(
+        *corrected_max >= 250.0,
+        "the pause is in the corrected tail: {text}"
+    );
+    for (label, corrected, uncorrected) in &rows {
+        assert!(corrected >= uncorrected, "{label}: {text}");
+    }
+    assert!(uncorrected_max <= corrected_max);
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
-use common::bench::{bench_json, bench_text, u};
+use common::bench::{bench_json, bench_text, body_request, u};
 use common::fake::{Behaviour, FakeServer};
 use common::*;
 use serde_json::Value;
@@ -54,18 +54,11 @@ fn post_and_put_bodies_reach_the_server() {
         assert_eq!(u(&r, "/failed"), 0, "{flag}");
         // ab's "Total body sent" adds up whole requests, head and body.
         let method = if flag == "-p" { "POST" } else { "PUT" };
-        let request = loadlab::bench::RequestSpec {
-            method: method.into(),
-            body: Some(vec![b'z'; 3000].into()),
-            content_type: Some("application/x-test".into()),
-            keep_alive: true,
-            ..Default::default()
-        }
-        .encode(&loadlab::bench::Target::parse(&url).unwrap());
-        assert!(request.len() > 3000);
+        let request_len = body_request(method, &[b'z'; 3000], &url);
+        assert!(request_len > 3000);
         assert_eq!(
             u(&r, "/bytes/body_sent"),
-            200 * request.len() as u64,
+            200 * request_len as u64,
             "{flag}"
         );
         // /echo answers with the body it received.

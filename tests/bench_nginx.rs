@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use common::bench::{bench_json, u};
+use common::bench::{bench_json, body_request, u};
 use loadlab::lab::nginx::{Nginx, NginxOptions};
 
 fn start_nginx(log: bool) -> (Nginx, tempfile::TempDir) {
@@ -128,17 +128,10 @@ fn post_and_put_bodies_reach_nginx_whole_on_kept_alive_connections() {
         assert_eq!(u(&r, "/non_2xx"), 200, "{flag}");
         assert_eq!(u(&r, "/status_classes/4xx"), 200, "{flag}");
         assert_eq!(u(&r, "/keep_alive_requests"), 200, "{flag}");
-        let request = loadlab::bench::RequestSpec {
-            method: method.into(),
-            body: Some(vec![b'z'; 3000].into()),
-            content_type: Some("application/x-test".into()),
-            keep_alive: true,
-            ..Default::default()
-        }
-        .encode(&loadlab::bench::Target::parse(&url).unwrap());
+        let request_len = body_request(method, &[b'z'; 3000], &url);
         assert_eq!(
             u(&r, "/bytes/body_sent"),
-            200 * request.len() as u64,
+            200 * request_len as u64,
             "{flag}"
         );
 
@@ -154,7 +147,7 @@ fn post_and_put_bodies_reach_nginx_whole_on_kept_alive_connections() {
             );
             assert_eq!(
                 row.request_length,
-                request.len() as u64 - 3000,
+                request_len as u64 - 3000,
                 "{flag}: nginx logs the line and head it parsed: {row:?}"
             );
         }

@@ -43,3 +43,18 @@ pub fn u(v: &Value, path: &str) -> u64 {
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("{path} missing in {v}"))
 }
+
+/// The bytes bench sends for one kept-alive `-p`/`-u` request of `body`
+/// with `-T application/x-test` to `url`: what ab's "Total body sent"
+/// adds up, and what a server receives.
+pub fn body_request(method: &str, body: &[u8], url: &str) -> usize {
+    loadlab::bench::RequestSpec {
+        method: method.into(),
+        body: Some(body.to_vec().into()),
+        content_type: Some("application/x-test".into()),
+        keep_alive: true,
+        ..Default::default()
+    }
+    .encode(&loadlab::bench::Target::parse(url).unwrap())
+    .len()
+}

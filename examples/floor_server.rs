@@ -42,9 +42,13 @@ fn main() {
     let mut response =
         b"HTTP/1.1 200 OK\r\nServer: floor\r\nContent-Type: text/html\r\nContent-Length: 500\r\n"
             .to_vec();
-    if close {
-        response.extend_from_slice(b"Connection: close\r\n");
-    }
+    // Said either way, as nginx does: an HTTP/1.0 client (ab) keeps a
+    // connection only when the answer says keep-alive.
+    response.extend_from_slice(if close {
+        b"Connection: close\r\n"
+    } else {
+        b"Connection: keep-alive\r\n"
+    });
     response.extend_from_slice(b"\r\n");
     response.extend_from_slice(&[b'x'; 500]);
     let response: &'static [u8] = response.leak();

@@ -6,18 +6,25 @@
 # prints requests/s and client CPU microseconds per request (user+sys from
 # /usr/bin/time), medians over rounds, and ratios against wrk and the floor.
 #
+# SERVER=floor runs the same rounds against the floor responder
+# (examples/floor_server.rs) instead: it answers about twice as many
+# requests/s as one nginx worker, so the clients, not the server, set the
+# rate, which is what a comparison of load generators' speed needs.
+#
 # Needs: nginx, wrk, ab (apache2-utils), /usr/bin/time (time), taskset.
-# Usage: scripts/bench-vs-wrk.sh [ROUNDS] [SECONDS]   (defaults 3 and 3)
+# Usage: [SERVER=nginx|floor] scripts/bench-vs-wrk.sh [ROUNDS] [SECONDS]   (defaults 3 and 3)
 # Loopback only; every run is bounded by SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 SECS=${2:-3}
+SERVER=${SERVER:-nginx}
+case $SERVER in nginx|floor) ;; *) echo "SERVER: nginx or floor (got '$SERVER')" >&2; exit 2 ;; esac
 for t in nginx wrk ab taskset; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t (apt-get install nginx wrk apache2-utils util-linux)"; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "missing /usr/bin/time (apt-get install time)"; exit 1; }
-cargo build --release --quiet --bin loadlab --example floor_client
+cargo build --release --quiet --bin loadlab --example floor_client --example floor_server
 BIN=${CARGO_TARGET_DIR:-target}/release
 LOADLAB=$BIN/loadlab
 FLOOR=$BIN/examples/floor_client
@@ -38,9 +45,17 @@ http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000000
   uwsgi_temp_path $work/u; scgi_temp_path $work/s;
   server { listen 127.0.0.1:$port backlog=65535; root $work/root; } }
 CONF
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-taskset -c 0 "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log"
+if [ "$SERVER" = floor ]; then
+  # Its pid goes where nginx's would, so the one exit trap stops either.
+  taskset -c 0 "$BIN/examples/floor_server" "$port" > /dev/null &
+  echo $! > "$work/nginx.pid"
+else
+  NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+  taskset -c 0 "$NGINX" -p "$work" -c "$work/nginx.conf" -e "$work/error.log"
+fi
 sleep 0.5
+echo "server: $SERVER on CPU 0; clients on CPU 1"
+
 URL="http://127.0.0.1:$port/500B.html"
 ulimit -n 20000
 

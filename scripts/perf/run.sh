@@ -85,9 +85,24 @@ CONF
 }
 stop_server() { kill -TERM "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; }
 
-# client NAME KEEPALIVE -> prints "rps p99_ms"
+# Busy and total jiffies of CPU 0 and CPU 1 (/proc/stat; idle and iowait
+# are not busy): "busy0 total0 busy1 total1".
+cpu_jiffies() { awk '/^cpu0 /{a=$2+$3+$4+$7+$8; b=a+$5+$6} /^cpu1 /{c=$2+$3+$4+$7+$8; d=c+$5+$6} END{print a, b, c, d}' /proc/stat; }
+
+# client NAME KEEPALIVE -> prints "rps p99_ms server_cpu_pct client_cpu_pct",
+# the last two how busy CPU 0 (the server's) and CPU 1 (the client's) were
+# during the run: the one at 100 % sets the rate.
 client() {
   local c=$1 ka=$2 url="http://127.0.0.1:$PORT/500B.html" o="$work/c.out"
+  local j0 j1
+  j0=$(cpu_jiffies)
+  client_run "$c" "$ka" "$url" "$o" > "$work/c.res"
+  j1=$(cpu_jiffies)
+  echo "$(cat "$work/c.res") $(echo "$j0 $j1" | awk '{t0 = $6 - $2; t1 = $8 - $4; printf "%.0f %.0f", t0 ? 100 * ($5 - $1) / t0 : 0, t1 ? 100 * ($7 - $3) / t1 : 0}')"
+}
+
+client_run() {
+  local c=$1 ka=$2 url=$3 o=$4
   case $c in
     wrk)
       local hdr=()
@@ -144,24 +159,27 @@ python3 - "$work/rows" <<'PY' | tee "$OUT/servers.txt"
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 d = {}
-for rnd, ka, s, c, rps, p99 in rows:
-    d[(rnd, ka, s, c)] = (float(rps), float(p99))
+for rnd, ka, s, c, rps, p99, cpu0, cpu1 in rows:
+    d[(rnd, ka, s, c)] = (float(rps), float(p99), float(cpu0), float(cpu1))
 rounds = sorted({r[0] for r in rows})
 def ratio(ka, s, ref):
     # Median over rounds of s's rate over ref's in the same round (wrk load).
     return st.median(d[(r, ka, s, "wrk")][0] / (d[(r, ka, ref, "wrk")][0] or 1) for r in rounds)
 for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: new connection per request, 500 B, c=50")):
     print(f"\n{title} (server on CPU 0, client on CPU 1; medians; ratios: medians of per-round ratios)")
-    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("(CPU %: how busy the server's CPU 0 and the client's CPU 1 were under wrk; server µs/req: CPU 0's busy time per request)")
+    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) | server CPU % | client CPU % | server µs/req |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     med = lambda s, c, i: st.median(d[(r, ka, s, c)][i] for r in rounds)
     servers = ["floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"]
     if ka == "off":
         servers += ["nginx-nodefer", "reactors-nodefer"]
     for s in servers:
         lb = st.median(d[(r, ka, s, "loadlab")][0] / (d[(r, ka, "nginx", "loadlab")][0] or 1) for r in rounds)
+        us = st.median(d[(r, ka, s, "wrk")][2] * 1e4 / (d[(r, ka, s, "wrk")][0] or 1) for r in rounds)
         print(f"| {s} | {med(s, 'wrk', 0):.0f} | {med(s, 'wrk', 1):.2f} | {med(s, 'loadlab', 0):.0f} | {med(s, 'loadlab', 1):.2f} "
-              f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} |")
+              f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} "
+              f"| {med(s, 'wrk', 2):.0f} | {med(s, 'wrk', 3):.0f} | {us:.1f} |")
 PY
 fi
 

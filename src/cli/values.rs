@@ -68,7 +68,9 @@ mod tests {
         assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert!(parse_duration("-1").unwrap_err().contains("negative"));
-        assert!(parse_duration("2e9").unwrap_err().contains("out of range"));
+        assert!(parse_duration("2000000000")
+            .unwrap_err()
+            .contains("out of range"));
         assert!(parse_duration("abc").is_err());
         assert_eq!(parse_size("10M").unwrap(), 10 << 20);
         assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);

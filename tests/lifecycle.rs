@@ -518,3 +518,90 @@ fn regression_sigterm_during_startup_waited_out_the_grace_period(model: &str) {
         );
     }
 }
+
+/// Starts `loadlab serve ARGS...` as user nobody with at most `nproc`
+/// processes and threads for that user (root is exempt from the limit),
+/// from a copy of the binary that nobody may run; waits for it to exit.
+/// Returns (exit code, stderr, the marker its command line carries).
+fn serve_as_nobody_with_nproc(nproc: u32, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.path().join("loadlab-nproc");
+    std::fs::copy(loadlab_bin(), &bin).unwrap();
+    // The upload directory doubles as a marker no other process carries.
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::set_permissions(&files, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let marker = files.to_str().unwrap().to_string();
+    let mut cmd = tool("setpriv");
+    cmd.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "prlimit",
+    ])
+    .arg(format!("--nproc={nproc}"))
+    .arg("--")
+    .arg(&bin)
+    .args(["serve", "--addr", "127.0.0.1:0", "--files", &marker])
+    .args(args)
+    .stdout(std::process::Stdio::null())
+    // A file, not a pipe: workers left behind would hold a pipe open
+    // and a read of it would never end.
+    .stderr(std::fs::File::create(dir.path().join("stderr")).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let mut status = None;
+    wait_until(WAIT, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let err = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    (status.and_then(|s| s.code()), err, marker)
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+#[test]
+fn regression_prefork_left_its_workers_serving_when_a_fork_failed() {
+    // 50 workers with room for about 8 processes: the server must fail in
+    // one line and take the workers it did fork with it.
+    let (code, err, marker) =
+        serve_as_nobody_with_nproc(8, &["--model", "prefork", "--workers", "50"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot fork prefork worker"), "{err}");
+    let left = processes_with(&marker);
+    for &pid in &left {
+        send_signal(pid, libc::SIGKILL);
+    }
+    assert!(left.is_empty(), "workers left running: {left:?}");
+}
+
+#[test]
+fn regression_reactors_panicked_and_hung_when_a_thread_would_not_start() {
+    let (code, err, marker) =
+        serve_as_nobody_with_nproc(8, &["--model", "reactors", "--workers", "50"]);
+    assert_eq!(code, Some(1), "exited in time with status 1: {err}");
+    assert!(err.contains("cannot start reactor"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let left = processes_with(&marker);
+    for &pid in &left {
+        send_signal(pid, libc::SIGKILL);
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+}

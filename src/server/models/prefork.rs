@@ -25,8 +25,18 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     let n = cfg.workers.max(1);
     // Each worker's pid and when it started.
     let mut workers = HashMap::new();
-    for _ in 0..n {
-        workers.insert(spawn_worker(&listener, cfg, shutdown)?, Instant::now());
+    for i in 0..n {
+        match spawn_worker(&listener, cfg, shutdown) {
+            Ok(pid) => {
+                workers.insert(pid, Instant::now());
+            }
+            Err(e) => {
+                // The workers already forked would go on serving the
+                // listener after the server reported that it failed.
+                stop(&mut workers, cfg.shutdown_grace);
+                anyhow::bail!("cannot fork prefork worker {} of {n}: {e}", i + 1);
+            }
+        }
     }
     while !shutdown.is_set() {
         std::thread::sleep(TICK);
@@ -55,18 +65,27 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             }
         }
     }
+    stop(&mut workers, cfg.shutdown_grace);
+    Ok(())
+}
+
+/// SIGTERM to every worker, `grace` for them to finish, then SIGKILL.
+fn stop(workers: &mut HashMap<Pid, Instant>, grace: Duration) {
     for &pid in workers.keys() {
         let _ = kill(pid, Signal::SIGTERM);
     }
-    let until = Instant::now() + cfg.shutdown_grace;
+    let until = Instant::now() + grace;
     while !workers.is_empty() && Instant::now() < until {
-        reap(&mut workers);
+        reap(workers);
         std::thread::sleep(Duration::from_millis(10));
     }
     for &pid in workers.keys() {
         let _ = kill(pid, Signal::SIGKILL);
     }
-    Ok(())
+    // Reaped, so none is left a zombie while the caller goes on.
+    for &pid in workers.keys() {
+        let _ = waitpid(pid, None);
+    }
 }
 
 /// A worker killed mid-upload could not remove its temporary file. Its

@@ -18,10 +18,12 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     }
     let per_loop = (cfg.max_connections / n).max(1);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = listeners
-            .into_iter()
-            .map(|l| {
-                scope.spawn(move || {
+        let mut handles = Vec::with_capacity(n);
+        let mut not_started = None;
+        for (i, l) in listeners.into_iter().enumerate() {
+            let spawned = std::thread::Builder::new()
+                .name(format!("reactor-{i}"))
+                .spawn_scoped(scope, move || {
                     let r = event_loop::run_loop(l, cfg, per_loop, shutdown);
                     if r.is_err() {
                         // One reactor down (e.g. no descriptor left for its
@@ -30,16 +32,31 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
                         shutdown.trigger();
                     }
                     r
-                })
-            })
-            .collect();
-        handles
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // Likewise a reactor that never started: the ones
+                    // running stop, and the server reports why.
+                    shutdown.trigger();
+                    not_started = Some(anyhow::anyhow!(
+                        "reactors: cannot start reactor {} of {n}: {e}",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        let joined = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a reactor panicked")))
             })
-            .collect::<anyhow::Result<Vec<()>>>()
-    })?;
-    Ok(())
+            .collect::<anyhow::Result<Vec<()>>>();
+        match not_started {
+            Some(e) => Err(e),
+            None => joined.map(drop),
+        }
+    })
 }

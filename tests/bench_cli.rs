@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -245,4 +246,95 @@ fn the_open_loop_report_shows_corrected_beside_uncorrected() {
         assert!(corrected >= uncorrected, "{label}: {text}");
     }
     assert!(uncorrected_max <= corrected_max);
+}
+
+#[test]
+fn output_files_are_checked_before_the_load_runs() {
+    // Nothing listens on port 9: a run would take no time, but must not
+    // start at all, so nothing is written either.
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("out.json");
+    let ok = ok.to_str().unwrap();
+    let missing = dir.path().join("nope/x.csv");
+    let missing = missing.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--out", ok, "-e", missing], "no directory"),
+        (&["--out", ok, "-e", ok], "name the same file"),
+        (&["--out", dir.path().to_str().unwrap()], "is a directory"),
+    ];
+    for (args, says) in cases {
+        let all = [&["-n", "5"][..], args, &["http://127.0.0.1:9/"][..]].concat();
+        let (stdout, stderr, code) = bench_text(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!Path::new(ok).exists(), "{args:?}: nothing written");
+    }
+}
+
+#[test]
+fn header_values_cannot_smuggle_another_header() {
+    for args in [
+        &["-T", "text/plain\r\nContent-Length: 0"][..],
+        &["-H", "Bad Name: v"][..],
+        &["-H", "X-A: a\u{1}b"][..],
+        &["-C", "a=1\nX: y"][..],
+    ] {
+        let all = [&["-n", "1"][..], args, &["http://127.0.0.1:9/"][..]].concat();
+        let (_, stderr, code) = bench_text(&all);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
+
+#[test]
+fn a_missing_argument_is_named_in_the_one_line() {
+    for (sub, named) in [
+        ("bench", "<URL>"),
+        ("merge", "<FILES>"),
+        ("report", "<DIR>"),
+    ] {
+        let out = Command::new(loadlab_bin()).arg(sub).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sub}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{sub}: {err}");
+        assert!(err.contains(named), "{sub}: {err}");
+    }
+}
+
+#[test]
+fn regression_merge_panicked_on_a_time_no_duration_holds_and_on_a_closed_pipe() {
+    let server = TestServer::start("event-loop", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let r = bench_json(&["-n", "20", "-c", "2", &server.url("/")]);
+    std::fs::write(&a, r.to_string()).unwrap();
+
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(loadlab_bin())
+        .args(["merge", a.to_str().unwrap()])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "a closed pipe is not a failure: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    let mut huge = r.clone();
+    huge["time_taken_s"] = serde_json::json!(2e19);
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, huge.to_string()).unwrap();
+    let out = Command::new(loadlab_bin())
+        .args(["merge", a.to_str().unwrap(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("time_taken_s"), "{err}");
 }

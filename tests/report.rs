@@ -872,3 +872,23 @@ fn html_report_renders_in_headless_chromium_without_network() {
         "screenshot looks empty"
     );
 }
+
+#[test]
+fn regression_report_panicked_when_stdout_was_closed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    results_dir(tmp.path());
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_loadlab"))
+        .args(["report", tmp.path().to_str().unwrap()])
+        .stdout(writer)
+        .output()
+        .expect("run loadlab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "a closed pipe is not a failure: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(tmp.path().join("index.html").exists());
+}

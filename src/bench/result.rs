@@ -303,9 +303,16 @@ impl BenchJson {
             server_software: self.server_software,
             latency,
         };
+        // A hand-edited or foreign file may hold any number here.
+        let elapsed = Duration::try_from_secs_f64(self.time_taken_s).map_err(|_| {
+            anyhow::anyhow!(
+                "time_taken_s {} is not a duration in seconds",
+                self.time_taken_s
+            )
+        })?;
         Ok(BenchResult {
             info: self.run,
-            elapsed: Duration::from_secs_f64(self.time_taken_s.max(0.0)),
+            elapsed,
             stats,
         })
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 
+use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
 use crate::bench::render::{percentile_csv, render, Format};
 use crate::bench::{self, BenchConfig, RequestSpec, Target};
@@ -93,6 +94,20 @@ pub struct BenchArgs {
     pub url: String,
 }
 
+/// An HTTP token (RFC 9110 5.6.2): what a method or a header name is.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// What a header value may hold (RFC 9110 5.5): no control characters but
+/// tab, so nothing given on the command line can end the header early and
+/// start another (a second Content-Length through -T, say).
+fn is_field_value(s: &str) -> bool {
+    s.bytes().all(|b| b == b'\t' || !b.is_ascii_control())
+}
+
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
@@ -126,11 +141,7 @@ impl BenchArgs {
             .method
             .clone()
             .unwrap_or_else(|| default_method.to_string());
-        if method.is_empty()
-            || !method
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-        {
+        if !is_token(&method) {
             return Err(usage(format!("invalid method '{method}'")));
         }
         let mut headers = Vec::new();
@@ -140,12 +151,12 @@ impl BenchArgs {
                     "invalid header '{h}': expected 'Name: value'"
                 )));
             };
-            if n.trim().is_empty() || h.contains(['\r', '\n']) {
+            let n = n.trim();
+            if !is_token(n) || !is_field_value(v) {
                 return Err(usage(format!("invalid header '{h}'")));
             }
             // A second framing header would make the request ambiguous; the
             // body's length comes from the -p/-u file.
-            let n = n.trim();
             if n.eq_ignore_ascii_case("content-length")
                 || n.eq_ignore_ascii_case("transfer-encoding")
             {
@@ -155,13 +166,16 @@ impl BenchArgs {
             }
             headers.push((n.to_string(), v.trim().to_string()));
         }
-        if self
+        if !self
             .cookies
             .iter()
             .chain(&self.auth)
-            .any(|c| c.contains(['\r', '\n']))
+            .chain(&self.content_type)
+            .all(|c| is_field_value(c))
         {
-            return Err(usage("cookies and credentials may not contain line breaks"));
+            return Err(usage(
+                "-C, -A and -T values may not contain line breaks or control characters",
+            ));
         }
         if let Some(a) = &self.auth {
             if !a.contains(':') {
@@ -197,6 +211,20 @@ impl BenchArgs {
             variable_length: self.variable_length,
         };
         cfg.validate().map_err(|e| usage(e.0))?;
+        // Checked now, not after the load has run and its results would
+        // be lost (or one file written and the other not).
+        if let Some(p) = &self.out {
+            check_writable(p, "--out")?;
+        }
+        if let Some(p) = &self.csvfile {
+            check_writable(p, "-e")?;
+            if self.out.as_deref().is_some_and(|o| same_file(o, p)) {
+                return Err(usage(format!(
+                    "--out and -e name the same file, {}",
+                    p.display()
+                )));
+            }
+        }
         let opts = Options {
             format: self.format,
             out: self.out,
@@ -223,20 +251,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let progress = !opts.quiet && std::io::stderr().is_terminal();
     let stop = || shutdown.is_set();
     let result = bench::run(&cfg, Some(&stop), progress)?;
-    let text = render(&result, opts.format);
-    match &opts.out {
-        Some(path) => std::fs::write(path, &text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
-    }
+    emit(&render(&result, opts.format), opts.out.as_deref())?;
     if let Some(path) = &opts.csvfile {
-        std::fs::write(path, percentile_csv(&result))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        emit(&percentile_csv(&result), Some(path))?;
     }
     Ok(())
 }

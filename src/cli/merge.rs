@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::output::{check_writable, emit};
 use super::values::UsageError;
 use crate::bench::render::{render, Format};
 use crate::bench::result::{BenchJson, BenchResult, MergeError};
@@ -23,6 +24,9 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
+    if let Some(p) = &args.out {
+        check_writable(p, "--out")?;
+    }
     let mut results = Vec::new();
     for f in &args.files {
         let text = std::fs::read_to_string(f)
@@ -46,11 +50,5 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         )),
         e => UsageError(e.to_string()),
     })?;
-    let text = render(&merged, args.format);
-    match &args.out {
-        Some(p) => std::fs::write(p, text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?,
-        None => print!("{text}"),
-    }
-    Ok(())
+    emit(&render(&merged, args.format), args.out.as_deref())
 }

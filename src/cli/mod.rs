@@ -3,6 +3,7 @@
 
 mod bench;
 mod merge;
+mod output;
 mod report;
 mod serve;
 mod stress;
@@ -46,12 +47,19 @@ pub fn main() -> i32 {
             // One line, as for every other bad argument: clap's first line
             // names the problem; the usage block it adds is one --help away.
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
             let first = first.trim_start_matches("error: ");
-            eprintln!("loadlab: {first} (see --help)");
+            // "the following required arguments were not provided:" names
+            // them on the lines that follow.
+            let mut line = first.to_string();
+            if first.ends_with(':') {
+                for named in lines.take_while(|l| !l.starts_with("Usage:")) {
+                    line.push(' ');
+                    line.push_str(named);
+                }
+            }
+            eprintln!("loadlab: {line} (see --help)");
             return 2;
         }
         Err(e) => {

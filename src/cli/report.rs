@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::output::emit;
 use super::values::UsageError;
 use crate::report;
 
@@ -21,10 +22,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     // file that cannot be written is a failure at run time (exit 1).
     let inputs = report::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;
     let out = report::render(&args.dir, &inputs)?;
-    println!(
-        "report: {} ({} files written)",
+    let line = format!(
+        "report: {} ({} files written)\n",
         out.index_html.display(),
         out.files.len()
     );
-    Ok(())
+    emit(&line, None)
 }

@@ -1,0 +1,83 @@
+//! Where a command's report goes: a file named by a flag, or stdout; and
+//! the check, made before any work, that a named file can be written.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::values::UsageError;
+
+/// Writes `text` to `out`, or to stdout. A closed stdout (piped into
+/// `head`) comes back as a BrokenPipe error, which `cli::main` treats as
+/// success, instead of the panic `print!` would raise.
+pub fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
+    match out {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display())),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes())?;
+            stdout.flush()?;
+            Ok(())
+        }
+    }
+}
+
+/// Refuses, before a run, an output file that could not be written after
+/// it: one inside a directory that does not exist, or a path that is a
+/// directory. `flag` names it in the message.
+pub fn check_writable(path: &Path, flag: &str) -> Result<(), UsageError> {
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "{flag} {} is a directory",
+            path.display()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(UsageError(format!(
+            "{flag} {}: no directory {}",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether two output paths name the same file (so one would overwrite
+/// the other).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    let canonical = |p: &Path| {
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = parent.unwrap_or(Path::new(".")).canonicalize().ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    matches!((canonical(a), canonical(b)), (Some(x), Some(y)) if x == y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_checked_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(check_writable(&d.join("a.json"), "--out").is_ok());
+        let e = check_writable(&d.join("nope/a.json"), "--out").unwrap_err();
+        assert!(e.0.contains("no directory"), "{e}");
+        let e = check_writable(d, "-e").unwrap_err();
+        assert!(e.0.contains("is a directory"), "{e}");
+        assert!(check_writable(Path::new("bare-name.csv"), "-e").is_ok());
+
+        assert!(same_file(&d.join("x"), &d.join("x")));
+        std::fs::create_dir(d.join("sub")).unwrap();
+        assert!(same_file(&d.join("x"), &d.join("sub/../x")));
+        assert!(!same_file(&d.join("x"), &d.join("y")));
+    }
+}

@@ -38,6 +38,7 @@ per_model!(
     regression_fresh_connection_closed_unanswered_when_others_waited,
     regression_name_too_long_was_a_500,
     a_closing_response_carries_its_fin,
+    regression_error_answers_to_head_carried_a_body,
 );
 
 const LONG: Duration = Duration::from_secs(5);
@@ -1149,4 +1150,30 @@ fn path_traversal_never_leaks(model: &str) {
     let r = one(&server, b"GET /.. HTTP/1.1\r\nHost: t\r\n\r\n");
     assert!(matches!(r.status, 400 | 403 | 404));
     assert_alive(&server);
+}
+
+/// RFC 9110 9.3.2: no content in any answer to HEAD, errors included.
+fn regression_error_answers_to_head_carried_a_body(model: &str) {
+    let server = TestServer::start(model, &["--max-body", "1K"]);
+    for (raw, status) in [
+        (
+            "HEAD /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n",
+            "413",
+        ),
+        (
+            "HEAD /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n",
+            "400",
+        ),
+    ] {
+        let mut s = std::net::TcpStream::connect(server.addr).unwrap();
+        s.write_all(raw.as_bytes()).unwrap();
+        let bytes = read_rest(&mut s, LONG);
+        let text = String::from_utf8_lossy(&bytes);
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .unwrap_or_else(|| panic!("no head in {text:?}"));
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
+        assert!(head.contains("Connection: close"), "{head}");
+        assert!(body.is_empty(), "{raw:?}: body {body:?}");
+    }
 }

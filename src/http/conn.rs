@@ -79,6 +79,9 @@ pub struct ServerConn {
     /// The connection ends with request bytes unread (an error, or a
     /// response sent before its request body was read).
     unread: bool,
+    /// The request being answered is a HEAD: its error answers carry no
+    /// body either (RFC 9110 9.3.2).
+    head_request: bool,
 }
 
 impl ServerConn {
@@ -96,6 +99,7 @@ impl ServerConn {
             version: Version::Http11,
             eof: false,
             unread: false,
+            head_request: false,
         }
     }
 
@@ -329,6 +333,7 @@ impl ServerConn {
         if data.is_empty() {
             return Ok(None);
         }
+        self.head_request = data.starts_with(b"HEAD ");
         let line_len = match data.iter().position(|&b| b == b'\n') {
             Some(i) => i,
             None if data.len() > MAX_REQUEST_LINE + 1 => {
@@ -461,7 +466,9 @@ impl ServerConn {
             b"Content-Type: text/plain; charset=utf-8\r\n",
             true,
         );
-        out.extend_from_slice(body.as_bytes());
+        if !self.head_request {
+            out.extend_from_slice(body.as_bytes());
+        }
     }
 }
 

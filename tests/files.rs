@@ -979,6 +979,96 @@ macro_rules! model_tests {
     };
 }
 
+/// RFC 9110 13.1: If-Match, If-None-Match: * and If-Unmodified-Since hold
+/// uploads and deletes back with 412 (the file is left as it was), and a
+/// partial PUT (Content-Range) is 400, not a whole file made of the part.
+fn regression_conditional_uploads_and_deletes_were_carried_out_regardless(model: &str) {
+    let env = Env::start(model, &[]);
+    let put = |name: &str, headers: &str, body: &str| {
+        env.request(
+            format!(
+                "PUT /files/{name} HTTP/1.1\r\nHost: t\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+    };
+    let content = |name: &str| std::fs::read(env.dir().join(name)).ok();
+    assert_eq!(
+        put("doc", "If-None-Match: *\r\n", "v1").status,
+        201,
+        "creates"
+    );
+    assert_eq!(
+        put("doc", "If-None-Match: *\r\n", "v2").status,
+        412,
+        "never replaces"
+    );
+    assert_eq!(content("doc").as_deref(), Some(&b"v1"[..]));
+    let etag = env
+        .get("/files/doc", "")
+        .header("etag")
+        .unwrap()
+        .to_string();
+
+    assert_eq!(put("doc", "If-Match: \"bogus\"\r\n", "v3").status, 412);
+    assert_eq!(
+        put("doc", &format!("If-Match: W/{etag}\r\n"), "v3").status,
+        412,
+        "weak never matches"
+    );
+    assert_eq!(
+        put("new", "If-Match: *\r\n", "x").status,
+        412,
+        "* needs a file"
+    );
+    assert_eq!(content("new"), None);
+    let old = "If-Unmodified-Since: Mon, 01 Jan 2001 00:00:00 GMT\r\n";
+    assert_eq!(put("doc", old, "v3").status, 412);
+    assert_eq!(content("doc").as_deref(), Some(&b"v1"[..]));
+    assert_eq!(
+        put("doc", &format!("If-Match: \"x\", {etag}\r\n"), "v4").status,
+        200
+    );
+    assert_eq!(content("doc").as_deref(), Some(&b"v4"[..]));
+    assert_eq!(
+        put("doc", &format!("If-Match: {etag}\r\n"), "v5").status,
+        412,
+        "stale tag"
+    );
+
+    let r = put("doc", "Content-Range: bytes 0-1/10\r\n", "XY");
+    assert_eq!(r.status, 400);
+    assert_eq!(content("doc").as_deref(), Some(&b"v4"[..]));
+
+    let delete = |headers: &str| {
+        env.request(
+            format!("DELETE /files/doc HTTP/1.1\r\nHost: t\r\n{headers}Connection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    };
+    assert_eq!(delete("If-Match: \"bogus\"\r\n").status, 412);
+    assert_eq!(delete(old).status, 412);
+    assert!(content("doc").is_some());
+    let etag = env
+        .get("/files/doc", "")
+        .header("etag")
+        .unwrap()
+        .to_string();
+    assert_eq!(delete(&format!("If-Match: {etag}\r\n")).status, 204);
+    assert_eq!(content("doc"), None);
+    assert_eq!(
+        env.entries(),
+        Vec::<String>::new(),
+        "no temporary file left"
+    );
+    // Static files answer the same preconditions (the embedded docroot).
+    let r = env.get("/500B.html", old);
+    assert_eq!(r.status, 412);
+    assert_eq!(env.get("/500B.html", "If-Match: \"nope\"\r\n").status, 412);
+    assert_eq!(env.get("/500B.html", "If-Match: *\r\n").status, 200);
+}
+
 macro_rules! suite {
     ($tests:tt) => {
         model_tests!(iterative, "iterative", $tests);
@@ -1006,6 +1096,7 @@ suite!([
     concurrent_same_name_uploads_give_one_whole_file,
     curl_round_trip,
     full_disk_is_507_and_leaves_nothing,
+    regression_conditional_uploads_and_deletes_were_carried_out_regardless,
     head_alone_over_max_upload_gets_413_and_nothing_is_written,
     readers_see_the_old_file_or_the_whole_new_one_during_a_replace,
     listing_hides_temporary_and_dot_files,

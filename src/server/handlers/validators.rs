@@ -44,21 +44,9 @@ impl Validators {
     }
 
     /// The status a conditional request is answered with instead of the
-    /// representation, if any (RFC 9110 13.2.2): a matching If-None-Match
-    /// is 304 for GET and HEAD and 412 for any other method, and wins over
-    /// If-Modified-Since, which only GET and HEAD evaluate.
+    /// representation, if any. See `precondition`.
     pub fn precondition(&self, head: &RequestHead) -> Option<u16> {
-        let safe = matches!(head.method, Method::Get | Method::Head);
-        if let Some(inm) = head.header_str("if-none-match") {
-            let hit = inm
-                .split(',')
-                .map(str::trim)
-                .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == self.etag);
-            return hit.then_some(if safe { 304 } else { 412 });
-        }
-        let ims = head.header_str("if-modified-since").filter(|_| safe)?;
-        let since = httpdate::parse_http_date(ims).ok()?;
-        (secs(self.mtime) <= secs(since)).then_some(304)
+        precondition(Some(self), head)
     }
 
     /// Whether a Range header may be honoured: true without If-Range, or
@@ -76,4 +64,47 @@ fn secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// The status a conditional request is answered with instead of being
+/// carried out, given the target's current version (None: there is no
+/// file), in RFC 9110 13.2.2's order:
+/// 1. If-Match that no current version matches (strong comparison; `*`
+///    needs a version to exist): 412.
+/// 2. Otherwise If-Unmodified-Since earlier than the version's time: 412.
+/// 3. If-None-Match that matches (`*`: any version exists): 304 for GET
+///    and HEAD, 412 for any other method; it wins over If-Modified-Since.
+/// 4. Otherwise, for GET and HEAD, If-Modified-Since not earlier than
+///    the version's time: 304.
+///
+/// A PUT with `If-None-Match: *` thus creates a file but never replaces
+/// one, and one with `If-Match: "tag"` replaces only the version it read.
+pub fn precondition(current: Option<&Validators>, head: &RequestHead) -> Option<u16> {
+    let safe = matches!(head.method, Method::Get | Method::Head);
+    if let Some(im) = head.header_str("if-match") {
+        let held = current.is_some_and(|c| {
+            im.split(',')
+                .map(str::trim)
+                .any(|t| t == "*" || (t == c.etag && !t.starts_with("W/")))
+        });
+        if !held {
+            return Some(412);
+        }
+    } else if let (Some(ius), Some(c)) = (head.header_str("if-unmodified-since"), current) {
+        if httpdate::parse_http_date(ius).is_ok_and(|t| secs(c.mtime) > secs(t)) {
+            return Some(412);
+        }
+    }
+    if let Some(inm) = head.header_str("if-none-match") {
+        let hit = current.is_some_and(|c| {
+            inm.split(',')
+                .map(str::trim)
+                .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == c.etag)
+        });
+        return hit.then_some(if safe { 304 } else { 412 });
+    }
+    let c = current?;
+    let ims = head.header_str("if-modified-since").filter(|_| safe)?;
+    let since = httpdate::parse_http_date(ims).ok()?;
+    (secs(c.mtime) <= secs(since)).then_some(304)
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use serde::Serialize;
 
+use super::validators::{precondition, Validators};
 use super::{Action, App, Body, Response};
 use crate::http::{Method, RequestHead};
 
@@ -45,6 +46,11 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             )))
         }
     };
+    if matches!(head.method, Method::Put | Method::Post | Method::Delete) {
+        if let Some(refused) = refuse_change(dir, &name, head) {
+            return Some(Action::Respond(refused));
+        }
+    }
     Some(match head.method {
         Method::Get | Method::Head => Action::Respond(download::get(dir, &name, head)),
         Method::Put | Method::Post => {
@@ -53,6 +59,25 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
         Method::Delete => Action::Respond(delete::delete(dir, &name)),
         m => Action::Respond(Response::not_allowed(m, "GET, HEAD, PUT, POST, DELETE")),
     })
+}
+
+/// The answer to an upload or delete that must not go ahead, before any
+/// of its body is read: a partial PUT (RFC 9110 14.5: 400, since the
+/// service stores whole files only), or a precondition the file's
+/// current version fails (412), so that two clients that read the same
+/// version cannot silently overwrite each other.
+fn refuse_change(dir: &Path, name: &str, head: &RequestHead) -> Option<Response> {
+    if head.header_str("content-range").is_some() {
+        return Some(Response::text(
+            400,
+            "400 Bad Request: Content-Range on an upload (only whole files are stored)",
+        ));
+    }
+    let current = std::fs::metadata(dir.join(name))
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| Validators::for_file(&m));
+    precondition(current.as_ref(), head).map(Response::error)
 }
 
 fn collection(dir: &Path, head: &RequestHead) -> Response {

@@ -1180,3 +1180,32 @@ fn every_preset_parses_and_bad_input_is_rejected() {
         assert!(!dir.path().join("x").exists(), "{args:?} wrote results");
     }
 }
+
+#[test]
+fn regression_resuming_into_a_foreign_or_cut_header_appended_rows_anyway() {
+    // A raw.csv whose header is not loadlab's (cut short, or another
+    // tool's) is refused before anything runs, and left as it was: rows
+    // appended to it were glued onto the header or misread.
+    let tmp = tempfile::tempdir().unwrap();
+    for header in ["run_id,started_at,exp", "run_id,started_at,experiment\n"] {
+        let out = tmp.path().join(format!("r{}", header.len()));
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("raw.csv"), header).unwrap();
+        let args = [
+            "-T",
+            "model:event-loop",
+            "--requests",
+            "10",
+            "--concurrency",
+            "1",
+        ];
+        let (_, err, code) = sweep(&args, &out);
+        assert_ne!(code, 0, "{err}");
+        assert!(err.contains("cannot resume into"), "{err}");
+        assert!(err.contains("header"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(out.join("raw.csv")).unwrap(),
+            header
+        );
+    }
+}

@@ -622,6 +622,11 @@ fn bad_directories_are_refused_in_one_line_with_status_2() {
     let garbled = tmp.path().join("garbled");
     std::fs::create_dir(&garbled).expect("mkdir");
     std::fs::write(garbled.join("raw.csv"), "run_id,experiment\nx,y\n").expect("write");
+    // A header alone that is not loadlab's: no rows to misread, but the
+    // report it gave was "0 runs" over a file that holds none of ours.
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir(&foreign).expect("mkdir");
+    std::fs::write(foreign.join("raw.csv"), "a,b\n").expect("write");
     let a_file = tmp.path().join("file");
     std::fs::write(&a_file, "x").expect("write");
     for (dir, says) in [
@@ -629,6 +634,7 @@ fn bad_directories_are_refused_in_one_line_with_status_2() {
         (&a_file, "is not a directory"),
         (&empty, "has no raw results file raw.csv"),
         (&garbled, "raw.csv"),
+        (&foreign, "does not start with loadlab's raw.csv header"),
     ] {
         let out = report(dir);
         let err = String::from_utf8_lossy(&out.stderr);

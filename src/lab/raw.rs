@@ -123,11 +123,35 @@ pub fn read(dir: &Path) -> anyhow::Result<Vec<RawRow>> {
     let path = dir.join(RAW_CSV);
     let mut r = csv::Reader::from_path(&path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    // Empty: a sweep stopped before its first run. Any other header than
+    // this version's would make every row mean something else (or, cut
+    // short, glue the next appended row onto it).
+    let header = r.headers()?.clone();
+    if !header.is_empty() && header != expected_header() {
+        anyhow::bail!(
+            "{} does not start with loadlab's raw.csv header ({} columns from {})",
+            path.display(),
+            expected_header().len(),
+            expected_header().get(0).unwrap_or_default()
+        );
+    }
     let mut rows = Vec::new();
     for row in r.deserialize() {
         rows.push(row?);
     }
     Ok(rows)
+}
+
+/// The header `append` writes: RawRow's field names, in order.
+fn expected_header() -> csv::StringRecord {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Serializing a row writes the header first; only that is kept.
+    let _ = w.serialize(RawRow::default());
+    let bytes = w.into_inner().unwrap_or_default();
+    csv::Reader::from_reader(bytes.as_slice())
+        .headers()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The machine a results directory was measured on.

@@ -941,10 +941,13 @@ fn merge_refuses_to_mix_open_and_closed_loop_runs() {
         stderr.contains("open.json") && stderr.contains("closed.json"),
         "{stderr}"
     );
-    // Two open-loop runs merge; their rates add up.
+    // Two open-loop runs merge; their rates add up. (The same run under
+    // a second name: one file given twice is refused.)
+    let copy = dir.path().join("open-2.json");
+    std::fs::copy(&files[0], &copy).unwrap();
     let out = Command::new(loadlab_bin())
         .args(["merge", "--format", "json"])
-        .args([&files[0], &files[0]])
+        .args([&files[0], &copy])
         .output()
         .unwrap();
     assert!(out.status.success());

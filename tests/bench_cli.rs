@@ -338,3 +338,33 @@ fn regression_merge_panicked_on_a_time_no_duration_holds_and_on_a_closed_pipe() 
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("time_taken_s"), "{err}");
 }
+
+#[test]
+fn merge_refuses_keep_alive_mixed_with_not_and_a_file_given_twice() {
+    let server = TestServer::start("event-loop", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, args: &[&str]| {
+        let path = dir.path().join(name);
+        let r = bench_json(&[args, &[server.url("/").as_str()][..]].concat());
+        std::fs::write(&path, r.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let plain = write("plain.json", &["-n", "20"]);
+    let kept = write("kept.json", &["-n", "20", "-k"]);
+    let same = format!("{}/./plain.json", dir.path().display());
+    for (files, says) in [
+        ([&plain, &kept], "keep-alive"),
+        ([&plain, &same], "given twice"),
+    ] {
+        let out = Command::new(loadlab_bin())
+            .arg("merge")
+            .args(files)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{files:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -103,6 +103,14 @@ impl BenchResult {
                 closed: closed_run,
             });
         }
+        // With -k a run's requests carry no connection setup, without it
+        // each does: one histogram of both answers neither question.
+        if let Some(other) = results
+            .iter()
+            .position(|r| r.info.keep_alive != first.info.keep_alive)
+        {
+            return Err(MergeError::MixedKeepAlive { other });
+        }
         let mut out = first.clone();
         for r in &results[1..] {
             if r.info.url != out.info.url || r.info.method != out.info.method {
@@ -135,6 +143,8 @@ pub enum MergeError {
         "cannot merge an open-loop run (--rate, run {open}) with a closed-loop run (run {closed})"
     )]
     MixedLoops { open: usize, closed: usize },
+    #[error("cannot merge a keep-alive run (-k) with one without (run 0 and run {other})")]
+    MixedKeepAlive { other: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{check_writable, emit};
+use super::output::{check_writable, emit, same_file};
 use super::values::UsageError;
 use crate::bench::render::{render, Format};
 use crate::bench::result::{BenchJson, BenchResult, MergeError};
@@ -27,6 +27,16 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
     if let Some(p) = &args.out {
         check_writable(p, "--out")?;
     }
+    for (i, a) in args.files.iter().enumerate() {
+        if let Some(b) = args.files[..i].iter().find(|b| same_file(a, b)) {
+            return Err(UsageError(format!(
+                "{} is given twice ({}): its requests would be counted twice",
+                a.display(),
+                b.display()
+            ))
+            .into());
+        }
+    }
     let mut results = Vec::new();
     for f in &args.files {
         let text = std::fs::read_to_string(f)
@@ -47,6 +57,11 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
             "cannot merge {} (open loop, --rate) with {} (closed loop): their latencies are measured from different instants",
             args.files[open].display(),
             args.files[closed].display()
+        )),
+        MergeError::MixedKeepAlive { other } => UsageError(format!(
+            "cannot merge {} with {}: one was run with keep-alive (-k), the other without",
+            args.files[0].display(),
+            args.files[other].display()
         )),
         e => UsageError(e.to_string()),
     })?;

@@ -39,6 +39,7 @@ per_model!(
     regression_name_too_long_was_a_500,
     a_closing_response_carries_its_fin,
     regression_error_answers_to_head_carried_a_body,
+    regression_205_carried_content_and_an_unknown_reason,
 );
 
 const LONG: Duration = Duration::from_secs(5);
@@ -1175,5 +1176,33 @@ fn regression_error_answers_to_head_carried_a_body(model: &str) {
         assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{head}");
         assert!(head.contains("Connection: close"), "{head}");
         assert!(body.is_empty(), "{raw:?}: body {body:?}");
+    }
+}
+
+/// RFC 9110 15.3.6: no content in a 205; and every status it defines has
+/// its reason phrase, not "Unknown".
+fn regression_205_carried_content_and_an_unknown_reason(model: &str) {
+    let server = TestServer::start(model, &[]);
+    let answer = |code: u16| {
+        let raw = format!("GET /status/{code} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        let mut s = std::net::TcpStream::connect(server.addr).unwrap();
+        s.write_all(raw.as_bytes()).unwrap();
+        String::from_utf8(read_rest(&mut s, LONG)).unwrap()
+    };
+    let text = answer(205);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 205 Reset Content\r\n"), "{head}");
+    assert!(head.contains("\r\nContent-Length: 0\r\n"), "{head}");
+    assert!(body.is_empty(), "{body:?}");
+    for (code, reason) in [
+        (429, "Too Many Requests"),
+        (502, "Bad Gateway"),
+        (410, "Gone"),
+    ] {
+        let text = answer(code);
+        assert!(
+            text.starts_with(&format!("HTTP/1.1 {code} {reason}\r\n")),
+            "{text}"
+        );
     }
 }

@@ -84,7 +84,9 @@ fn status(n: &str) -> Response {
     match n.parse::<u16>() {
         Ok(code @ 200..=599) => {
             let r = Response::error(code);
-            if crate::http::response::status_has_no_body(code) {
+            // 205 may have no content either (RFC 9110 15.3.6); it says
+            // so with Content-Length: 0.
+            if crate::http::response::status_has_no_body(code) || code == 205 {
                 Response::new(code)
             } else {
                 r

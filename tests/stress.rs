@@ -253,12 +253,29 @@ fn bad_arguments_are_one_line_and_exit_2() {
         &["--url", "ftp://x"],
         &["--url", "http://127.0.0.1:1", "--models", "prefork"],
         &["--scratch", "/dev/null"],
+        // Negative values are invalid values, not unknown flags.
+        &["--timeout", "-5s"],
+        &["--clients", "-1"],
     ] {
         let out = stress(tmp.path(), args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // The same for serve and sweep.
+    for args in [
+        &["serve", "--workers", "-1"][..],
+        &["serve", "--header-timeout", "-1s"],
+        &["sweep", "--concurrency", "-3", "-T", "model:event-loop"],
+        &["sweep", "--duration", "-1", "-T", "model:event-loop"],
+    ] {
+        let out = Command::new(loadlab_bin()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("invalid value '-"), "{args:?}: {err}");
     }
 }
 

@@ -23,19 +23,25 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+// Subcommands take negative numbers as values (so that `--workers -1` is
+// refused as an invalid value, not as an unknown flag); bench marks its
+// numeric flags one by one, since its durations may also start with '-'.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run the HTTP server in one concurrency model.
+    #[command(allow_negative_numbers = true)]
     Serve(serve::ServeArgs),
     /// Load a server like ab (same flags, same report), as fast as wrk.
     Bench(bench::BenchArgs),
     /// Merge JSON results of simultaneous bench runs into one.
     Merge(merge::MergeArgs),
     /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
+    #[command(allow_negative_numbers = true)]
     Sweep(sweep::SweepArgs),
     /// Re-render a results directory's summaries, charts and index.html from its raw.csv.
     Report(report::ReportArgs),
     /// Upload/download stress matrix against the file service (E2).
+    #[command(allow_negative_numbers = true)]
     Stress(stress::StressArgs),
 }
 

@@ -44,16 +44,16 @@ pub struct ServeArgs {
     #[arg(long, default_value = "8M", value_parser = parse_size)]
     pub max_body: u64,
     /// Time to receive a whole request head.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub header_timeout: Duration,
     /// Time an idle keep-alive connection is kept.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub idle_timeout: Duration,
     /// Longest pause between reads of a request body.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub body_timeout: Duration,
     /// Time in-flight requests get to finish after SIGINT/SIGTERM.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub shutdown_grace: Duration,
     /// Hand connections to the server as soon as the handshake completes,
     /// not once their request has arrived (TCP_DEFER_ACCEPT, on by

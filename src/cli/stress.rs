@@ -53,7 +53,7 @@ pub struct StressArgs {
     pub url: Option<String>,
     /// Longest time one client may take for one transfer, waiting for a
     /// free server worker included.
-    #[arg(long, default_value = "10m")]
+    #[arg(long, default_value = "10m", allow_hyphen_values = true)]
     pub timeout: String,
     /// Directory for stress.csv, stress.json and stress.md.
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]

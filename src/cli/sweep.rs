@@ -45,7 +45,7 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',')]
     pub requests: Vec<u64>,
     /// Time per run instead of a request count, e.g. 2s (a list is allowed).
-    #[arg(long, value_delimiter = ',', value_parser = parse_duration)]
+    #[arg(long, value_delimiter = ',', value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Vec<Duration>,
     /// Keep-alive: on, off or on,off.
     #[arg(long, value_delimiter = ',')]
@@ -67,7 +67,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub warmup_runs: Option<usize>,
     /// Per-request timeout (default 30s).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
     /// Load-generator threads (default: one per core).
     #[arg(long)]

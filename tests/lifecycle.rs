@@ -564,9 +564,10 @@ fn serve_as_nobody_with_nproc(nproc: u32, args: &[&str]) -> (Option<i32>, String
     (status.and_then(|s| s.code()), err, marker)
 }
 
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
+/// Processes whose command line contains `marker`, killed so that a
+/// failing test leaves nothing behind; returns their pids.
+fn kill_processes_with(marker: &str) -> Vec<i32> {
+    let left: Vec<i32> = std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
@@ -574,7 +575,11 @@ fn processes_with(marker: &str) -> Vec<i32> {
                 .map(|c| String::from_utf8_lossy(&c).contains(marker))
                 .unwrap_or(false)
         })
-        .collect()
+        .collect();
+    for &pid in &left {
+        send_signal(pid, libc::SIGKILL);
+    }
+    left
 }
 
 #[test]
@@ -585,10 +590,7 @@ fn regression_prefork_left_its_workers_serving_when_a_fork_failed() {
         serve_as_nobody_with_nproc(8, &["--model", "prefork", "--workers", "50"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("cannot fork prefork worker"), "{err}");
-    let left = processes_with(&marker);
-    for &pid in &left {
-        send_signal(pid, libc::SIGKILL);
-    }
+    let left = kill_processes_with(&marker);
     assert!(left.is_empty(), "workers left running: {left:?}");
 }
 
@@ -599,9 +601,6 @@ fn regression_reactors_panicked_and_hung_when_a_thread_would_not_start() {
     assert_eq!(code, Some(1), "exited in time with status 1: {err}");
     assert!(err.contains("cannot start reactor"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    let left = processes_with(&marker);
-    for &pid in &left {
-        send_signal(pid, libc::SIGKILL);
-    }
+    let left = kill_processes_with(&marker);
     assert!(left.is_empty(), "left running: {left:?}");
 }

@@ -7,7 +7,11 @@ pub mod bench;
 pub mod cli;
 pub mod http;
 pub mod lab;
+pub mod net;
+pub mod proc;
 pub mod report;
-pub mod rlimit;
+pub mod results;
+
 pub mod server;
 pub mod stress;
+pub mod sys;

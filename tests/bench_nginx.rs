@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use common::bench::{bench_json, body_request, u};
-use loadlab::lab::nginx::{Nginx, NginxOptions};
+use loadlab::proc::nginx::{Nginx, NginxOptions};
 
 fn start_nginx(log: bool) -> (Nginx, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

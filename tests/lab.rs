@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use loadlab::lab::raw::{self, RawRow};
+use loadlab::results::raw::{self, RawRow};
 use serde_json::Value;
 
 /// The lab's tests run one at a time: several start servers and load them
@@ -771,7 +771,7 @@ fn cpus_pins_to_the_first_allowed_cpu_and_targets_get_the_open_file_limit() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    let first_cpu = loadlab::lab::affinity::allowed_cpus()[0].to_string();
+    let first_cpu = loadlab::proc::affinity::allowed_cpus()[0].to_string();
     let (_model, cpus, (soft, hard)) = serving_target(&mut job, "serve --model event-loop", &out);
     assert_eq!(cpus, first_cpu, "model pinned to the first allowed CPU");
     assert_eq!(soft, hard, "model's soft open-file limit raised to hard");
@@ -892,7 +892,7 @@ fn nginx_and_url_targets() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let url = format!("url:{}", server.url(""));
-    let nginx = loadlab::lab::nginx::find_nginx().is_some();
+    let nginx = loadlab::proc::nginx::find_nginx().is_some();
     if !nginx {
         // The skip itself is tested with LOADLAB_NGINX pointing nowhere.
         println!("note: nginx is not installed; only the url: target is measured here");
@@ -967,7 +967,7 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
     println!("e3 --quick took {:?}", t.elapsed());
     let rows = raw::read(&out).unwrap();
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
-    let targets = if loadlab::lab::nginx::find_nginx().is_some() {
+    let targets = if loadlab::proc::nginx::find_nginx().is_some() {
         3
     } else {
         2
@@ -996,7 +996,7 @@ fn e4_quick_preset_has_a_line_per_pool_size_and_cpu_count() {
     println!("e4 --quick took {:?}", t.elapsed());
     let cpus = [1, 2, 4]
         .iter()
-        .filter(|&&c| c <= loadlab::lab::affinity::allowed_cpus().len())
+        .filter(|&&c| c <= loadlab::proc::affinity::allowed_cpus().len())
         .count();
     let rows = raw::read(&out).unwrap();
     assert_eq!(
@@ -1131,7 +1131,7 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
     let report = dir.path().join("loadlab-report");
     assert!(report.join("index.html").is_file());
     let rows = raw::read(&report).unwrap();
-    let nginx = loadlab::lab::nginx::find_nginx().is_some();
+    let nginx = loadlab::proc::nginx::find_nginx().is_some();
     let targets = if nginx { 7 } else { 6 };
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
     assert_eq!(

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use loadlab::lab::raw::{self, Machine, RawRow};
+use loadlab::results::raw::{self, Machine, RawRow};
 use serde_json::Value;
 
 mod common;

@@ -24,7 +24,7 @@ const FD_HEADROOM: u64 = 64;
 /// Raises the soft open-file limit to the hard limit and checks that
 /// `connections` sockets fit.
 pub fn ensure_fd_limit(connections: usize) -> Result<(), ConfigError> {
-    let soft = crate::rlimit::raise_nofile_limit()
+    let soft = crate::sys::rlimit::raise_nofile_limit()
         .map_err(|e| ConfigError(format!("cannot read the open-file limit: {e}")))?;
     let need = connections as u64 + FD_HEADROOM;
     if need > soft {

@@ -113,7 +113,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Connections beyond the soft limit would fail in accept with EMFILE.
     // A failure to raise it is not fatal: the server still runs, and
     // accept errors are survived.
-    if let Ok(limit) = crate::rlimit::raise_nofile_limit() {
+    if let Ok(limit) = crate::sys::rlimit::raise_nofile_limit() {
         if (limit as usize) < cfg.max_connections {
             eprintln!(
                 "loadlab: the open-file limit is {limit}, below --max-connections {}; \

@@ -8,12 +8,13 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values::{parse_duration, UsageError};
-use crate::lab::nginx::find_nginx;
-use crate::lab::raw::{self, RawRow};
+use crate::lab::presets;
 use crate::lab::sweep::{self, Event, Load, Outcome, SweepPlan};
 use crate::lab::target::TargetSpec;
-use crate::lab::{affinity, presets};
+use crate::proc::affinity;
+use crate::proc::nginx::find_nginx;
 use crate::report::summary::ConfigKey;
+use crate::results::raw::{self, RawRow};
 use crate::server::Shutdown;
 
 /// Where `loadlab` with no arguments writes its report.

@@ -11,7 +11,7 @@ use crate::server::Model;
 pub const PRESETS: [&str; 5] = ["e1", "e2", "e3", "e4", "e5"];
 
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::sys::cores()
 }
 
 fn model(m: Model) -> TargetSpec {
@@ -90,7 +90,7 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             .collect();
             // Counted from the CPUs loadlab may use, which is what --cpus
             // pins to (a container may allow fewer than the machine has).
-            let allowed = super::affinity::allowed_cpus().len();
+            let allowed = crate::proc::affinity::allowed_cpus().len();
             p.cpus = [1, 2, 4]
                 .into_iter()
                 .filter(|&c| c <= allowed)

@@ -8,13 +8,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::monitor::{self_cpu, Monitor};
-use super::nginx::{find_nginx, INSTALL_HINT};
-use super::raw::{self, Machine, RawRow, MACHINE_JSON, SKIPPED_PREFIX};
 use super::target::{Running, StartContext, TargetSpec};
 use crate::bench::stats::Summary;
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec, Target};
+use crate::proc::monitor::{self_cpu, Monitor};
+use crate::proc::nginx::{find_nginx, INSTALL_HINT};
 use crate::report::summary::ConfigKey;
+use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, SKIPPED_PREFIX};
 
 /// How much load one run applies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -461,9 +461,7 @@ fn measure(
                 Load::Requests(_) => None,
             },
             concurrency: cell.c,
-            threads: plan
-                .threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            threads: plan.threads.unwrap_or_else(|| crate::sys::cores()),
             timeout: plan.timeout,
             rate: None,
             warmup: None,

@@ -11,9 +11,9 @@ use std::str::FromStr;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::child::{self, stderr_note, StderrTail};
-use super::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
-use super::ports::{free_port, wait_accepting, NotAccepting};
+use crate::proc::child::{self, stderr_note, stop_group, StderrTail};
+use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
+use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
 use crate::server::Model;
 
 /// How long a `cmd:` target may take to accept connections: a student's
@@ -151,7 +151,7 @@ impl TargetSpec {
 }
 
 fn default_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::sys::cores()
 }
 
 /// Where and how targets are started.
@@ -367,30 +367,4 @@ impl Drop for Proc {
     fn drop(&mut self) {
         stop_group(&mut self.child);
     }
-}
-
-/// SIGTERM to the child's process group (a `cmd:` server's workers, a
-/// prefork model's processes), then SIGKILL if it has not ended in 3 s.
-pub(crate) fn stop_group(child: &mut Child) {
-    use nix::sys::signal::{kill, Signal};
-    use nix::unistd::Pid;
-    let pid = child.id() as i32;
-    if let Ok(Some(_)) = child.try_wait() {
-        // Gone already; its group may still hold workers.
-        let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
-        return;
-    }
-    let _ = kill(Pid::from_raw(-pid), Signal::SIGTERM);
-    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
-    for _ in 0..300 {
-        if let Ok(Some(_)) = child.try_wait() {
-            // Workers that ignored the group's SIGTERM go now.
-            let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
-    let _ = child.kill();
-    let _ = child.wait();
 }

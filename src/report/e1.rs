@@ -7,7 +7,7 @@ use super::num::fixed;
 use super::summary::{Group, Summary};
 use super::table::{Align, Table};
 use super::tables::{of_experiment, slug, KeyCols};
-use crate::lab::raw::RawRow;
+use crate::results::raw::RawRow;
 
 use Align::{Left, Right};
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::lab::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
+use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
 use summary::{FailedRun, Summary, SummaryRow};
 
 pub const SUMMARY_CSV: &str = "summary.csv";

@@ -8,7 +8,7 @@ use super::e1;
 use super::summary::Summary;
 use super::table::{esc, Table};
 use super::tables;
-use crate::lab::raw::{Machine, RawRow};
+use crate::results::raw::{Machine, RawRow};
 
 /// One experiment's part of the report: its charts first (the answer at a
 /// glance), then its summary table, then the detail tables (repeat

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::lab::raw::RawRow;
+use crate::results::raw::RawRow;
 
 /// What makes two runs repeats of each other. The load is part of it:
 /// 100 and 1,000 requests (or 1 s and 10 s) are different measurements,

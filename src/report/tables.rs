@@ -5,7 +5,7 @@
 use super::num::{fixed, mean_sd, mib};
 use super::summary::{self, ConfigKey, FailedRun, Group, Summary, SummaryRow, Varies, WINDOWS};
 use super::table::{Align, Table};
-use crate::lab::raw::Machine;
+use crate::results::raw::Machine;
 
 use Align::{Left, Right};
 
@@ -339,7 +339,7 @@ pub fn skipped_targets(skipped: &[FailedRun]) -> Option<Table> {
     for f in skipped {
         let reason = f
             .error
-            .strip_prefix(crate::lab::raw::SKIPPED_PREFIX)
+            .strip_prefix(crate::results::raw::SKIPPED_PREFIX)
             .unwrap_or(&f.error);
         t.push(vec![f.experiment.clone(), f.target.clone(), reason.into()]);
     }

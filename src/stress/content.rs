@@ -85,7 +85,7 @@ pub fn mix(mut z: u64) -> u64 {
 pub fn digests(files: &[Content]) -> HashMap<Content, [u8; 32]> {
     let next = AtomicUsize::new(0);
     let out = Mutex::new(HashMap::with_capacity(files.len()));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::sys::cores();
     std::thread::scope(|s| {
         for _ in 0..threads.min(files.len()) {
             s.spawn(|| loop {

@@ -58,7 +58,7 @@ impl SpawnedServer {
         // As a sweep's targets: stopped if stress dies (a server left
         // running would hold its port and its upload directory), and out
         // of the terminal's process group, so Ctrl-C reaches stress alone.
-        crate::lab::child::prepare(&mut cmd, None)?;
+        crate::proc::child::prepare(&mut cmd, None)?;
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

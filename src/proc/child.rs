@@ -30,7 +30,7 @@ pub fn prepare(cmd: &mut Command, cpus: Option<usize>) -> anyhow::Result<()> {
         cmd.pre_exec(|| {
             // A failure leaves the inherited limit; the server then reports
             // its own "too many open files", which is the honest outcome.
-            let _ = crate::rlimit::raise_nofile_limit();
+            let _ = crate::sys::rlimit::raise_nofile_limit();
             // A target outliving a killed loadlab would hold its port and
             // skew the next sweep. The signal fires when the thread that
             // started it exits, and every caller starts and stops a target
@@ -149,4 +149,30 @@ pub fn stderr_note(tail: &StderrTail) -> String {
     } else {
         format!(" (stderr: {t})")
     }
+}
+
+/// SIGTERM to the child's process group (a `cmd:` server's workers, a
+/// prefork model's processes), then SIGKILL if it has not ended in 3 s.
+pub fn stop_group(child: &mut Child) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let pid = child.id() as i32;
+    if let Ok(Some(_)) = child.try_wait() {
+        // Gone already; its group may still hold workers.
+        let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+        return;
+    }
+    let _ = kill(Pid::from_raw(-pid), Signal::SIGTERM);
+    let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
+    for _ in 0..300 {
+        if let Ok(Some(_)) = child.try_wait() {
+            // Workers that ignored the group's SIGTERM go now.
+            let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -166,7 +166,7 @@ impl Drop for Nginx {
         // SIGTERM is nginx's fast shutdown; the master reaps its workers,
         // and nginx runs in its own process group, so the group is sent
         // it too and anything left after 3 s is killed.
-        super::target::stop_group(&mut self.child);
+        super::child::stop_group(&mut self.child);
     }
 }
 

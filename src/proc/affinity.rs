@@ -16,7 +16,7 @@ pub fn allowed_cpus() -> Vec<usize> {
             .filter(|&c| set.is_set(c).unwrap_or(false))
             .collect(),
         // No affinity to read (not Linux?): assume every core is ours.
-        Err(_) => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+        Err(_) => (0..crate::sys::cores()).collect(),
     }
 }
 

@@ -191,7 +191,7 @@ impl Machine {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0.0);
         Machine {
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: crate::sys::cores(),
             cpu_model,
             kernel,
             memory_gib: (mem_kb / 1024.0 / 1024.0 * 10.0).round() / 10.0,

@@ -36,9 +36,9 @@ use std::process::{Command, Output};
 
 use loadlab::bench::render::percentile_csv;
 use loadlab::bench::result::BenchJson;
-use loadlab::server::Model;
-use loadlab::stress::output::{self, Report, Row, SCHEMA};
-use loadlab::stress::{Matrix, Op};
+use loadlab::report::stress as output;
+use loadlab::results::models::Model;
+use loadlab::results::stress::{Matrix, Op, StressReport as Report, StressRow as Row, SCHEMA};
 
 // ------------------------------------------------------------ support ---
 
@@ -451,7 +451,7 @@ fn check_stress(name: &str, external: bool) {
     for f in ["stress.md", "stress.csv", "stress.json"] {
         golden(&format!("{name}/{f}"), &read(&dir.path().join(f)));
     }
-    golden(&format!("{name}/table.txt"), &output::table(&report.rows));
+    golden(&format!("{name}/table.txt"), &output::terminal_table(&report.rows));
 }
 
 #[test]

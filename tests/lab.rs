@@ -13,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use loadlab::results::presets::{Preset, PresetKind};
 use loadlab::results::raw::{self, RawRow};
 use serde_json::Value;
 
@@ -94,7 +95,7 @@ fn check_derived(dir: &Path, configs: usize, charts: &[impl AsRef<str>]) {
     let csv_text = String::from_utf8_lossy(&files[Path::new("summary.csv")]).to_string();
     assert!(
         csv_text.starts_with(
-            "experiment,target,workers,cpus,path,keepalive,requests,duration_s,concurrency,"
+            "experiment,target,workers,cpus,path,concurrency,requests,duration_s,keepalive,"
         ),
         "{csv_text}"
     );
@@ -1149,16 +1150,19 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
 #[test]
 fn every_preset_parses_and_bad_input_is_rejected() {
     let _serial = serial();
-    for p in ["e1", "e3", "e4", "e5"] {
+    for p in Preset::ALL
+        .into_iter()
+        .filter(|p| p.kind() == PresetKind::Sweep)
+    {
         for quick in [false, true] {
-            let plan = loadlab::lab::presets::plan(p, quick).unwrap();
+            let plan = p.sweep_plan(quick).unwrap();
             assert!(plan.runs() > 0, "{p}");
         }
     }
-    let e4 = loadlab::lab::presets::plan("e4", false).unwrap();
+    let e4 = Preset::E4.sweep_plan(false).unwrap();
     assert_eq!(e4.repeat, 5);
     assert_eq!(e4.workers.len(), 7);
-    let e5 = loadlab::lab::presets::plan("e5", false).unwrap();
+    let e5 = Preset::E5.sweep_plan(false).unwrap();
     assert_eq!(e5.concurrency, vec![1, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
     let dir = tempfile::tempdir().unwrap();
     for args in [

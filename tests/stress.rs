@@ -88,14 +88,14 @@ fn assert_counts_agree(rows: &[std::collections::HashMap<String, String>]) {
 }
 
 /// The stdout table's header line has exactly the documented columns
-/// (names contain single spaces; columns are separated by two or more).
+/// (a padded Markdown grid: cells between `|`).
 fn assert_table_columns(stdout: &str) {
     let header = stdout
         .lines()
-        .find(|l| l.starts_with("op "))
+        .find(|l| l.starts_with("| op "))
         .unwrap_or_else(|| panic!("no table header in:\n{stdout}"));
     let cols: Vec<&str> = header
-        .split("  ")
+        .split('|')
         .map(str::trim)
         .filter(|c| !c.is_empty())
         .collect();

@@ -10,7 +10,7 @@ mod stress;
 mod sweep;
 pub mod values;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,7 +47,10 @@ pub enum Command {
 
 /// Parses the process arguments, runs, and returns the exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|c| (c, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
             // One line, as for every other bad argument: clap's first line
@@ -77,7 +80,10 @@ pub fn main() -> i32 {
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Merge(args)) => merge::run(args),
-        Some(Command::Sweep(args)) => sweep::run(args),
+        Some(Command::Sweep(args)) => match matches.subcommand_matches("sweep") {
+            Some(given) => sweep::run(args, given),
+            None => sweep::run(args, &clap::ArgMatches::default()),
+        },
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Stress(args)) => stress::run(args),
         // The main job on built-in defaults: a short comparison of every

@@ -8,28 +8,27 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::values::{parse_duration, parse_size, UsageError};
+use crate::results::presets::{Preset, PresetKind};
+use crate::report;
+use crate::results::stress::size_label;
 use crate::server::Model;
 use crate::stress::{
-    self, client::Endpoint, Cell, Matrix, Observer, Op, Row, StressConfig, Target,
+    self, client::Endpoint, Cell, Matrix, Observer, Op, StressConfig, StressRow, Target,
 };
 
 /// Most clients or server workers one cell may ask for: each client is a
 /// thread, each prefork worker a process.
 const MAX_POOL: usize = 1000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Preset {
-    /// Experiment E2: 108 cells (2 ops x 3 sizes x 3 client pools x 3
-    /// server pools x 2 models).
-    E2,
-}
+/// `--timeout` when not given: long enough for a 100 MB transfer that
+/// waits for a worker behind 49 others.
+const DEFAULT_TIMEOUT: &str = "10m";
 
 #[derive(Args, Debug)]
-#[command(after_help = stress::output::LEGEND)]
+#[command(after_help = report::stress::LEGEND)]
 pub struct StressArgs {
     /// Operations, comma-separated: upload, download.
     #[arg(long, value_name = "LIST")]
@@ -53,7 +52,7 @@ pub struct StressArgs {
     pub url: Option<String>,
     /// Longest time one client may take for one transfer, waiting for a
     /// free server worker included.
-    #[arg(long, default_value = "10m", allow_hyphen_values = true)]
+    #[arg(long, default_value = DEFAULT_TIMEOUT, allow_hyphen_values = true)]
     pub timeout: String,
     /// Directory for stress.csv, stress.json and stress.md.
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
@@ -65,8 +64,10 @@ pub struct StressArgs {
     /// ($TMPDIR or /tmp).
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
-    /// Start from a reference matrix; other flags override its lists.
-    #[arg(long, value_enum)]
+    /// Start from a reference matrix (e2: 108 cells, 2 ops x 3 sizes x 3
+    /// client pools x 3 server pools x 2 models); other flags override its
+    /// lists.
+    #[arg(long, value_parser = stress_preset)]
     pub preset: Option<Preset>,
     /// A small version of the matrix (sizes 1M,10M; clients 1,10;
     /// workers 1,4) for a first look in seconds.
@@ -80,9 +81,8 @@ impl StressArgs {
         let mut m = if self.quick {
             Matrix::quick()
         } else {
-            match self.preset {
-                Some(Preset::E2) | None => Matrix::e2(),
-            }
+            // E2 is the one stress preset (`stress_preset` refuses others).
+            Matrix::e2()
         };
         if let Some(v) = &self.ops {
             m.ops = list("--ops", v, |s| s.parse::<Op>())?;
@@ -143,6 +143,17 @@ impl StressArgs {
     }
 }
 
+/// `--preset`: a preset of kind `Stress`.
+fn stress_preset(s: &str) -> Result<Preset, String> {
+    let p: Preset = s.parse()?;
+    match p.kind() {
+        PresetKind::Stress => Ok(p),
+        PresetKind::Sweep => Err(format!(
+            "{p} is a sweep; run it with `loadlab sweep --preset {p}`"
+        )),
+    }
+}
+
 /// Parses a comma-separated, non-empty list.
 fn list<T, E: std::fmt::Display>(
     flag: &str,
@@ -194,12 +205,12 @@ impl Observer for Progress {
     fn cell_started(&self, cell: &Cell) {
         self.0.set_message(cell.to_string());
     }
-    fn cell_done(&self, row: &Row) {
+    fn cell_done(&self, row: &StressRow) {
         if row.failed > 0 {
             self.0.println(format!(
                 "{} {} x{}: {} failed: {}",
                 row.op,
-                stress::output::size_label(row.size),
+                size_label(row.size),
                 row.clients,
                 row.failed,
                 row.error
@@ -212,15 +223,33 @@ impl Observer for Progress {
     }
 }
 
+/// A stress preset with its defaults, as `loadlab sweep --preset e2`
+/// runs it.
+pub fn run_preset(preset: Preset, quick: bool, out: PathBuf) -> anyhow::Result<()> {
+    run(StressArgs {
+        ops: None,
+        sizes: None,
+        clients: None,
+        server_workers: None,
+        models: None,
+        url: None,
+        timeout: DEFAULT_TIMEOUT.into(),
+        out,
+        scratch: None,
+        preset: Some(preset),
+        quick,
+    })
+}
+
 pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let out_dir = args.out.clone();
     let cfg = args.into_config()?;
     let progress = Progress::new();
     let report = stress::run(&cfg, &progress)?;
     progress.0.finish_and_clear();
-    let files = stress::output::write_files(&out_dir, &report)?;
+    let files = report::stress::write_files(&out_dir, &report)?;
     let mut out = std::io::stdout().lock();
-    out.write_all(stress::output::table(&report.rows).as_bytes())?;
+    out.write_all(report::stress::terminal_table(&report.rows).as_bytes())?;
     writeln!(
         out,
         "\n{} transfers, {} failed; temporary files left: {}; scratch removed: {}",

@@ -5,16 +5,18 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Args;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args};
 
 use super::values::{parse_duration, UsageError};
+use crate::lab::execute::{self as sweep, SweepEvent as Event, SweepOutcome as Outcome};
+use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
-use crate::lab::sweep::{self, Event, Load, Outcome, SweepPlan};
 use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
 use crate::proc::nginx::find_nginx;
-use crate::report::summary::ConfigKey;
-use crate::results::raw::{self, RawRow};
+use crate::results::presets::{Preset, PresetKind};
+use crate::results::raw;
 use crate::server::Shutdown;
 
 /// Where `loadlab` with no arguments writes its report.
@@ -29,9 +31,9 @@ pub const INTERRUPTED_EXIT: i32 = 130;
 
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
-    /// A reference experiment: e1, e2, e3, e4, e5 (see EXPERIMENTS.md).
+    /// A reference experiment (e1 to e5; see EXPERIMENTS.md).
     #[arg(long)]
-    pub preset: Option<String>,
+    pub preset: Option<Preset>,
     /// Smaller counts, for a first look or CI.
     #[arg(long)]
     pub quick: bool,
@@ -91,16 +93,14 @@ impl SweepArgs {
     /// Second stage: a preset's plan with explicit flags laid over it, or a
     /// plan from the flags alone.
     pub fn into_plan(self) -> anyhow::Result<(SweepPlan, PathBuf, bool)> {
-        let mut plan = match &self.preset {
-            Some(p) => presets::plan(p, self.quick).map_err(usage)?,
+        let mut plan = match self.preset {
+            Some(p) => p.sweep_plan(self.quick).ok_or_else(|| {
+                usage(format!(
+                    "{p} is not a sweep; it runs through `loadlab stress`"
+                ))
+            })?,
             None if self.quick => return Err(usage("--quick goes with --preset")),
-            None => {
-                let mut p = presets::plan("e1", false).map_err(usage)?;
-                p.experiment = "sweep".into();
-                p.targets.clear();
-                p.concurrency = vec![1, 10, 100];
-                p
-            }
+            None => presets::sweep_plan(),
         };
         if !self.targets.is_empty() {
             plan.targets = self
@@ -190,9 +190,11 @@ impl SweepArgs {
     }
 }
 
-pub fn run(args: SweepArgs) -> anyhow::Result<()> {
-    if args.preset.as_deref() == Some("e2") {
-        return run_e2(args);
+/// `given` holds the flags of the command line, to refuse the ones a
+/// stress preset does not take.
+pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
+    if let Some(p) = args.preset.filter(|p| p.kind() == PresetKind::Stress) {
+        return run_stress_preset(p, args, given);
     }
     let (plan, out, quiet) = args.into_plan()?;
     let outcome = execute(&plan, &out, quiet)?;
@@ -272,44 +274,28 @@ fn exit_if_interrupted(outcome: &Outcome) {
     }
 }
 
-/// E2 is the file-transfer matrix of `loadlab stress`; sweep flags that
-/// would silently not apply to it are refused.
-fn run_e2(args: SweepArgs) -> anyhow::Result<()> {
-    let given: Vec<&str> = [
-        ("--target", !args.targets.is_empty()),
-        ("--concurrency", !args.concurrency.is_empty()),
-        ("--requests", !args.requests.is_empty()),
-        ("--duration", !args.duration.is_empty()),
-        ("--keepalive", !args.keepalive.is_empty()),
-        ("--path", !args.path.is_empty()),
-        ("--workers", !args.workers.is_empty()),
-        ("--cpus", !args.cpus.is_empty()),
-        ("--repeat", args.repeat.is_some()),
-        ("--warmup-runs", args.warmup_runs.is_some()),
-        ("--timeout", args.timeout.is_some()),
-        ("--threads", args.threads.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(flag, set)| set.then_some(flag))
-    .collect();
-    if !given.is_empty() {
+/// A stress preset (E2, the file-transfer matrix) runs through `loadlab
+/// stress`; sweep flags that would silently not apply to it are refused.
+fn run_stress_preset(preset: Preset, args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
+    const TAKEN: [&str; 4] = ["preset", "quick", "out", "quiet"];
+    let cmd = SweepArgs::augment_args(clap::Command::new("sweep"));
+    let refused: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| !TAKEN.contains(&a.get_id().as_str()))
+        .filter(|a| given.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .map(|a| match a.get_long() {
+            Some(l) => format!("--{l}"),
+            None => a.get_id().to_string(),
+        })
+        .collect();
+    if !refused.is_empty() {
         return Err(usage(format!(
-            "--preset e2 runs `loadlab stress --preset e2`, which takes no {}; use loadlab stress's own flags",
-            given.join(", ")
+            "--preset {preset} runs `loadlab stress --preset {preset}`, which takes no {}; use loadlab stress's own flags",
+            refused.join(", ")
         )));
     }
-    let out = args.out.clone().unwrap_or_else(sweep::default_out_dir);
-    let mut cmd = std::process::Command::new(std::env::current_exe()?);
-    cmd.args(["stress", "--preset", "e2"]);
-    if args.quick {
-        cmd.arg("--quick");
-    }
-    cmd.arg("--out").arg(&out);
-    let status = cmd.status()?;
-    if !status.success() {
-        anyhow::bail!("loadlab stress --preset e2 failed ({status})");
-    }
-    Ok(())
+    let out = args.out.unwrap_or_else(sweep::default_out_dir);
+    super::stress::run_preset(preset, args.quick, out)
 }
 
 /// Progress on stderr: a bar on a terminal, one line per run otherwise
@@ -433,7 +419,7 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     let inputs = crate::report::load(out)?;
     crate::report::render(out, &inputs)?;
     let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{}", summary_table(&inputs.raw))?;
+    write!(stdout, "{}", crate::report::terminal::sweep_table(&inputs.raw))?;
     if outcome.interrupted {
         let kept = outcome.rows.iter().filter(|r| r.error.is_empty()).count();
         say(&format!(
@@ -446,137 +432,3 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     Ok(outcome)
 }
 
-/// What sets one line of the summary table apart from another: its
-/// configuration, with concurrency left out (that is the column).
-fn line_key(r: &RawRow) -> ConfigKey {
-    ConfigKey {
-        concurrency: 0,
-        ..ConfigKey::of(r)
-    }
-}
-
-/// The load column: "n=1000" or "t=2s".
-fn load(k: &ConfigKey) -> String {
-    if k.requests > 0 {
-        format!("n={}", k.requests)
-    } else {
-        format!("t={}s", k.duration_s())
-    }
-}
-
-/// Requests/s per configuration (lines) and concurrency (columns), mean
-/// over measured repeats; failed requests in brackets, runs that could not
-/// be made listed below. Target, path and keep-alive always have a
-/// column; experiment, workers, cpus and load only when they vary.
-pub fn summary_table(rows: &[RawRow]) -> String {
-    let runs: Vec<&RawRow> = rows.iter().filter(|r| !r.warmup && !r.is_skip()).collect();
-    let mut cs: Vec<u64> = runs
-        .iter()
-        .map(|r| r.concurrency)
-        .filter(|&c| c > 0)
-        .collect();
-    cs.sort_unstable();
-    cs.dedup();
-    let mut keys: Vec<ConfigKey> = Vec::new();
-    for r in runs.iter().filter(|r| r.concurrency > 0) {
-        let k = line_key(r);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let varies = |f: fn(&ConfigKey) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
-    type Col = (&'static str, fn(&ConfigKey) -> String);
-    let mut cols: Vec<Col> = Vec::new();
-    let optional: [(bool, Col); 1] = [(
-        varies(|k| k.experiment.clone()),
-        ("experiment", |k| k.experiment.clone()),
-    )];
-    cols.extend(optional.into_iter().filter(|(v, _)| *v).map(|(_, c)| c));
-    cols.push(("target", |k| k.target.clone()));
-    cols.push(("path", |k| k.path.clone()));
-    cols.push(("ka", |k| if k.keepalive { "on" } else { "off" }.into()));
-    let optional: [(bool, Col); 3] = [
-        (
-            varies(|k| k.workers.to_string()),
-            ("workers", |k| k.workers.to_string()),
-        ),
-        (
-            varies(|k| k.cpus.to_string()),
-            ("cpus", |k| {
-                if k.cpus == 0 {
-                    "all".into()
-                } else {
-                    k.cpus.to_string()
-                }
-            }),
-        ),
-        (varies(load), ("load", load)),
-    ];
-    cols.extend(optional.into_iter().filter(|(v, _)| *v).map(|(_, c)| c));
-
-    let mut table: Vec<Vec<String>> = Vec::new();
-    let mut header: Vec<String> = cols.iter().map(|(n, _)| n.to_string()).collect();
-    header.extend(cs.iter().map(|c| format!("c={c}")));
-    table.push(header);
-    for k in &keys {
-        let mut line: Vec<String> = cols.iter().map(|(_, f)| f(k)).collect();
-        for c in &cs {
-            let at: Vec<&&RawRow> = runs
-                .iter()
-                .filter(|r| r.concurrency == *c && line_key(r) == *k)
-                .collect();
-            let ok: Vec<&&&RawRow> = at.iter().filter(|r| r.error.is_empty()).collect();
-            line.push(if ok.is_empty() {
-                if at.is_empty() { "-" } else { "error" }.to_string()
-            } else {
-                let rps = ok.iter().map(|r| r.requests_per_second).sum::<f64>() / ok.len() as f64;
-                let failed: u64 = ok.iter().map(|r| r.failed).sum();
-                if failed > 0 {
-                    format!("{rps:.0} [{failed}]")
-                } else {
-                    format!("{rps:.0}")
-                }
-            });
-        }
-        table.push(line);
-    }
-    let widths: Vec<usize> = (0..table[0].len())
-        .map(|i| {
-            table
-                .iter()
-                .map(|l| l[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let fmt = |l: &Vec<String>| {
-        let cells: Vec<String> = l
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        format!("| {} |\n", cells.join(" | "))
-    };
-    let mut o =
-        String::from("\nRequests per second (mean over repeats; failed requests in brackets)\n\n");
-    o.push_str(&fmt(&table[0]));
-    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    o.push_str(&format!("|-{}-|\n", rule.join("-|-")));
-    for l in &table[1..] {
-        o.push_str(&fmt(l));
-    }
-    for r in rows.iter().filter(|r| !r.error.is_empty()) {
-        let at = if r.concurrency > 0 {
-            format!(" c={}", r.concurrency)
-        } else {
-            String::new()
-        };
-        let what = if r.is_skip() { "skipped" } else { "error" };
-        let text = r
-            .error
-            .strip_prefix(raw::SKIPPED_PREFIX)
-            .unwrap_or(&r.error);
-        o.push_str(&format!("{what}: {}{at}: {text}\n", r.target));
-    }
-    o
-}

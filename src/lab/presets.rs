@@ -1,14 +1,14 @@
-//! The reference experiments of EXPERIMENTS.md as sweep plans (E2 is the
-//! file-transfer matrix of `loadlab stress`), and the short default
+//! The sweep plans of the reference experiments (the registry of presets
+//! is `results::presets`; E2 is the file-transfer matrix of `loadlab
+//! stress`), a plain sweep's starting plan, and the short default
 //! comparison that `loadlab` runs with no arguments.
 
 use std::time::Duration;
 
-use super::sweep::{Load, SweepPlan};
+use super::plan::{Load, SweepPlan};
 use super::target::TargetSpec;
+use crate::results::presets::Preset;
 use crate::server::Model;
-
-pub const PRESETS: [&str; 5] = ["e1", "e2", "e3", "e4", "e5"];
 
 fn cores() -> usize {
     crate::sys::cores()
@@ -38,15 +38,32 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
     }
 }
 
-/// The plan for a preset; `quick` makes it small enough for a first look
-/// or CI. E2 has no sweep plan: the CLI hands it to `loadlab stress`.
-pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
+/// A plain `loadlab sweep`: no targets yet, c = 1, 10, 100, 1,000
+/// requests, keep-alive off; the flags fill in the rest.
+pub fn sweep_plan() -> SweepPlan {
+    let mut p = base("sweep", Vec::new());
+    p.concurrency = vec![1, 10, 100];
+    p
+}
+
+impl Preset {
+    /// The sweep plan of a preset of kind `Sweep`; `quick` makes it small
+    /// enough for a first look or CI. `None` for E2, which
+    /// `loadlab stress` runs.
+    pub fn sweep_plan(self, quick: bool) -> Option<SweepPlan> {
+        let mut p = plan(self, quick)?;
+        p.experiment = self.label(quick);
+        Some(p)
+    }
+}
+
+fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
     let all_models = || Model::ALL.iter().map(|&m| model(m)).collect::<Vec<_>>();
-    let mut p = match name {
+    Some(match preset {
         // Event loop vs threads under ab: 1,000 requests, no keep-alive.
-        "e1" => {
+        Preset::E1 => {
             let mut p = base(
-                "e1",
+                preset.name(),
                 vec![model(Model::EventLoop), model(Model::ThreadPerConn)],
             );
             p.concurrency = if quick {
@@ -58,10 +75,10 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             p
         }
         // 10,000 clients at once on small and 20 KB files, vs nginx.
-        "e3" => {
+        Preset::E3 => {
             let w = cores();
             let mut p = base(
-                "e3",
+                preset.name(),
                 vec![
                     TargetSpec::Model {
                         model: Model::Reactors,
@@ -78,8 +95,8 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             p
         }
         // Thread-pool size vs cores: 5,000 requests at c=200, 5 repeats.
-        "e4" => {
-            let mut p = base("e4", vec![model(Model::ThreadPool)]);
+        Preset::E4 => {
+            let mut p = base(preset.name(), vec![model(Model::ThreadPool)]);
             p.workers = if quick {
                 vec![0, 1, 2, 4]
             } else {
@@ -103,8 +120,8 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             p
         }
         // Concurrency sweep with keep-alive on and off, every model.
-        "e5" => {
-            let mut p = base("e5", all_models());
+        Preset::E5 => {
+            let mut p = base(preset.name(), all_models());
             p.concurrency = if quick {
                 vec![1, 8, 16, 36]
             } else {
@@ -114,23 +131,8 @@ pub fn plan(name: &str, quick: bool) -> Result<SweepPlan, String> {
             p.loads = vec![Load::Requests(1000)];
             p
         }
-        "default" => default_plan(),
-        "e2" => {
-            return Err(
-                "e2 is a file-transfer matrix; it runs through `loadlab stress --preset e2`".into(),
-            )
-        }
-        other => {
-            return Err(format!(
-                "unknown preset '{other}' (expected one of: {})",
-                PRESETS.join(", ")
-            ))
-        }
-    };
-    if quick {
-        p.experiment = format!("{}-quick", p.experiment);
-    }
-    Ok(p)
+        Preset::E2 => return None,
+    })
 }
 
 /// `loadlab` with no arguments: every model (and nginx when installed) on
@@ -144,4 +146,22 @@ pub fn default_plan() -> SweepPlan {
     p.keepalive = vec![false, true];
     p.loads = vec![Load::Duration(Duration::from_millis(600))];
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::presets::PresetKind;
+
+    #[test]
+    fn exactly_the_sweep_presets_have_a_sweep_plan() {
+        for p in Preset::ALL {
+            let plan = p.sweep_plan(true);
+            assert_eq!(plan.is_some(), p.kind() == PresetKind::Sweep, "{p}");
+            if let Some(plan) = plan {
+                assert_eq!(Preset::of_label(&plan.experiment), Some(p));
+                assert!(plan.runs() > 0, "{p}");
+            }
+        }
+    }
 }

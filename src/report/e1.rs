@@ -7,6 +7,7 @@ use super::num::fixed;
 use super::summary::{Group, Summary};
 use super::table::{Align, Table};
 use super::tables::{of_experiment, slug, KeyCols};
+use crate::results::presets::Preset;
 use crate::results::raw::RawRow;
 
 use Align::{Left, Right};
@@ -14,10 +15,9 @@ use Align::{Left, Right};
 /// One figure of a run, as a column takes it.
 type Field = fn(&RawRow) -> f64;
 
-/// Whether an experiment is E1 and gets these tables: the preset records
-/// itself as `e1`, or `e1-quick` with `--quick`.
+/// Whether an experiment is E1 and gets these tables.
 pub fn applies(experiment: &str) -> bool {
-    experiment == "e1" || experiment.starts_with("e1-")
+    Preset::of_label(experiment) == Some(Preset::E1)
 }
 
 /// The three E1 tables of `experiment`, or none when it has no measured

@@ -9,9 +9,11 @@ pub mod e1;
 pub mod num;
 pub mod page;
 pub mod plot;
+pub mod stress;
 pub mod summary;
 pub mod table;
 pub mod tables;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 
@@ -149,22 +151,7 @@ fn summary_csv(rows: &[SummaryRow]) -> anyhow::Result<Vec<u8>> {
     if rows.is_empty() {
         // The csv writer only emits a header along with a row: write a
         // placeholder row and keep the header line alone.
-        w.serialize(SummaryRow::of(&summary::Group {
-            key: summary::ConfigKey {
-                experiment: String::new(),
-                target: String::new(),
-                workers: 0,
-                cpus: 0,
-                path: String::new(),
-                keepalive: false,
-                requests: 0,
-                duration_us: 0,
-                concurrency: 0,
-            },
-            runs: Vec::new(),
-            warmup_runs: 0,
-            error_runs: 0,
-        }))?;
+        w.serialize(SummaryRow::default())?;
     }
     for r in rows {
         w.serialize(r)?;

@@ -6,79 +6,14 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
-
-/// What makes two runs repeats of each other. The load is part of it:
-/// 100 and 1,000 requests (or 1 s and 10 s) are different measurements,
-/// not repeats to average.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ConfigKey {
-    pub experiment: String,
-    pub target: String,
-    pub workers: u64,
-    pub cpus: u64,
-    pub path: String,
-    pub keepalive: bool,
-    /// Requests per run; 0 for a time-limited run.
-    pub requests: u64,
-    /// Length of a time-limited run in microseconds (a whole number, so
-    /// the key can be hashed); 0 for a request-count run.
-    pub duration_us: u64,
-    pub concurrency: u64,
-}
-
-impl ConfigKey {
-    pub fn of(r: &RawRow) -> ConfigKey {
-        ConfigKey {
-            experiment: r.experiment.clone(),
-            target: r.target.clone(),
-            workers: r.workers,
-            cpus: r.cpus,
-            path: r.path.clone(),
-            keepalive: r.keepalive,
-            requests: r.requests,
-            duration_us: duration_us(r.duration_s),
-            concurrency: r.concurrency,
-        }
-    }
-
-    pub fn duration_s(&self) -> f64 {
-        self.duration_us as f64 / 1e6
-    }
-
-    /// "1000 requests" or "2.5 s" for tables and legends.
-    pub fn load_label(&self) -> String {
-        load_label(self.requests, self.duration_s())
-    }
-}
-
-/// Seconds as whole microseconds; durations are given in milliseconds, so
-/// nothing is lost.
-pub fn duration_us(secs: f64) -> u64 {
-    if secs.is_finite() && secs > 0.0 {
-        (secs * 1e6).round() as u64
-    } else {
-        0
-    }
-}
-
-/// "1000 requests", "2.5 s", or "–" for a row with neither (a target that
-/// did not start).
-pub fn load_label(requests: u64, duration_s: f64) -> String {
-    if requests > 0 {
-        format!("{requests} requests")
-    } else if duration_s > 0.0 {
-        format!("{duration_s} s")
-    } else {
-        "–".into()
-    }
-}
 
 /// The measured runs of one configuration: not warm-up, no error, ordered
 /// by repeat number (then run id, should a repeat have been run twice).
 #[derive(Debug, Clone)]
 pub struct Group {
-    pub key: ConfigKey,
+    pub key: RunConfig,
     pub runs: Vec<RawRow>,
     pub warmup_runs: usize,
     pub error_runs: usize,
@@ -107,22 +42,13 @@ pub fn mean_sd(v: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// One line of summary.csv / summary.json: a configuration and its
-/// figures over the measured repeats. Flat on purpose, so CSV and JSON
-/// share one shape.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryRow {
-    pub experiment: String,
-    pub target: String,
-    pub workers: u64,
-    pub cpus: u64,
-    pub path: String,
-    pub keepalive: bool,
-    /// Requests per run; 0 when runs were time-limited.
-    pub requests: u64,
-    /// Seconds per run when time-limited; 0 otherwise.
-    pub duration_s: f64,
-    pub concurrency: u64,
+crate::with_run_config! {
+    /// One line of summary.csv / summary.json: a configuration and its
+    /// figures over the measured repeats. Flat on purpose, so CSV and JSON
+    /// share one shape.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+    pub struct SummaryRow {
+        ..RunConfig,
     /// Measured runs averaged here.
     pub runs: usize,
     /// Warm-up runs of this configuration, left out of the figures.
@@ -153,6 +79,7 @@ pub struct SummaryRow {
     pub window_1_3_ms: Option<f64>,
     pub window_2_4_ms: Option<f64>,
     pub window_3_5_ms: Option<f64>,
+}
 }
 
 /// The windows E4 reports: the first run pays for warm-up, so the mean of
@@ -188,17 +115,7 @@ impl SummaryRow {
         let (cpu, cpu_sd) = g.stat(|r| r.server_cpu_pct);
         let (rss, rss_sd) = g.stat(|r| r.server_rss_peak_kb as f64);
         let (ccpu, ccpu_sd) = g.stat(|r| r.client_cpu_pct);
-        let k = &g.key;
-        SummaryRow {
-            experiment: k.experiment.clone(),
-            target: k.target.clone(),
-            workers: k.workers,
-            cpus: k.cpus,
-            path: k.path.clone(),
-            keepalive: k.keepalive,
-            requests: k.requests,
-            duration_s: k.duration_s(),
-            concurrency: k.concurrency,
+        let mut row = SummaryRow {
             runs: g.runs.len(),
             warmup_runs: g.warmup_runs,
             error_runs: g.error_runs,
@@ -223,46 +140,37 @@ impl SummaryRow {
             window_1_3_ms: window(g, 1, 3),
             window_2_4_ms: window(g, 2, 4),
             window_3_5_ms: window(g, 3, 5),
-        }
+            ..SummaryRow::default()
+        };
+        row.set_run_config(&g.key);
+        row
     }
 }
 
-/// A run that could not be made, listed on its own so it is never lost in
-/// an average.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FailedRun {
-    pub run_id: u64,
-    pub experiment: String,
-    pub target: String,
-    pub workers: u64,
-    pub cpus: u64,
-    pub path: String,
-    pub keepalive: bool,
-    pub requests: u64,
-    pub duration_s: f64,
-    pub concurrency: u64,
-    pub repeat: u64,
-    pub warmup: bool,
-    pub error: String,
+crate::with_run_config! {
+    /// A run that could not be made, listed on its own so it is never lost
+    /// in an average.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+    pub struct FailedRun {
+        pub run_id: u64,
+        ..RunConfig,
+        pub repeat: u64,
+        pub warmup: bool,
+        pub error: String,
+    }
 }
 
 impl FailedRun {
     fn of(r: &RawRow) -> FailedRun {
-        FailedRun {
+        let mut f = FailedRun {
             run_id: r.run_id,
-            experiment: r.experiment.clone(),
-            target: r.target.clone(),
-            workers: r.workers,
-            cpus: r.cpus,
-            path: r.path.clone(),
-            keepalive: r.keepalive,
-            requests: r.requests,
-            duration_s: r.duration_s,
-            concurrency: r.concurrency,
             repeat: r.repeat,
             warmup: r.warmup,
             error: r.error.clone(),
-        }
+            ..FailedRun::default()
+        };
+        f.set_run_config(&r.run_config());
+        f
     }
 }
 
@@ -293,7 +201,7 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
         paths.see(&r.path);
     }
 
-    let mut by_key: HashMap<ConfigKey, Group> = HashMap::new();
+    let mut by_key: HashMap<RunConfig, Group> = HashMap::new();
     let mut failed = Vec::new();
     let mut skipped: Vec<FailedRun> = Vec::new();
     for r in raw {
@@ -308,7 +216,7 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
             }
             continue;
         }
-        let key = ConfigKey::of(r);
+        let key = RunConfig::of(r);
         let g = by_key.entry(key.clone()).or_insert_with(|| Group {
             key,
             runs: Vec::new(),
@@ -344,7 +252,7 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
             k.workers,
             k.cpus,
             k.requests,
-            k.duration_us,
+            k.duration_us(),
             k.concurrency,
         )
     });
@@ -393,8 +301,8 @@ pub struct Varies {
 }
 
 impl Varies {
-    pub fn of<'a>(keys: impl IntoIterator<Item = &'a ConfigKey>) -> Varies {
-        let mut first: Option<&ConfigKey> = None;
+    pub fn of<'a>(keys: impl IntoIterator<Item = &'a RunConfig>) -> Varies {
+        let mut first: Option<&RunConfig> = None;
         let mut v = Varies::default();
         for k in keys {
             match first {
@@ -405,7 +313,7 @@ impl Varies {
                     v.cpus |= f.cpus != k.cpus;
                     v.path |= f.path != k.path;
                     v.keepalive |= f.keepalive != k.keepalive;
-                    v.load |= (f.requests, f.duration_us) != (k.requests, k.duration_us);
+                    v.load |= (f.requests, f.duration_us()) != (k.requests, k.duration_us());
                     v.concurrency |= f.concurrency != k.concurrency;
                 }
             }

@@ -35,9 +35,13 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// `level` is the heading depth (`###`).
+    /// `level` is the heading depth (`###`); a table without a title has
+    /// no heading.
     pub fn to_markdown(&self, level: usize) -> String {
-        let mut s = format!("{} {}\n\n", "#".repeat(level), md_cell(&self.title));
+        let mut s = String::new();
+        if !self.title.is_empty() {
+            s = format!("{} {}\n\n", "#".repeat(level), md_cell(&self.title));
+        }
         if let Some(n) = &self.note {
             s.push_str(&format!("{}\n\n", md_cell(n)));
         }
@@ -61,6 +65,47 @@ impl Table {
             s.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         s.push('\n');
+        s
+    }
+
+    /// For a terminal: the Markdown grid with every column padded to its
+    /// widest cell (numbers on the right), so it reads as a table on screen
+    /// and still pastes into Markdown. Title and note are the caller's.
+    pub fn to_terminal(&self) -> String {
+        let head: Vec<String> = self.columns.iter().map(|(c, _)| md_cell(c)).collect();
+        let body: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| md_cell(c)).collect())
+            .collect();
+        let widths: Vec<usize> = (0..head.len())
+            .map(|i| {
+                std::iter::once(&head)
+                    .chain(&body)
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: &[String]| {
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .zip(&self.columns)
+                .map(|((c, &w), (_, a))| match a {
+                    Align::Left => format!("{c:<w$}"),
+                    Align::Right => format!("{c:>w$}"),
+                })
+                .collect();
+            format!("| {} |\n", padded.join(" | "))
+        };
+        let mut s = line(&head);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        s.push_str(&format!("|-{}-|\n", rule.join("-|-")));
+        for r in &body {
+            s.push_str(&line(r));
+        }
         s
     }
 
@@ -134,5 +179,10 @@ mod tests {
         assert!(t.to_markdown(2).contains("| x\\|y | <1> |"));
         let h = t.to_html(2);
         assert!(h.contains("<td>x|y</td><td class=\"num\">&lt;1&gt;</td>"));
+        t.push(vec!["long text".into(), "2".into()]);
+        assert_eq!(
+            t.to_terminal(),
+            "| a         |   b |\n|-----------|-----|\n| x\\|y      | <1> |\n| long text |   2 |\n"
+        );
     }
 }

@@ -3,9 +3,10 @@
 //! tables go to summary.md and index.html.
 
 use super::num::{fixed, mean_sd, mib};
-use super::summary::{self, ConfigKey, FailedRun, Group, Summary, SummaryRow, Varies, WINDOWS};
+use super::summary::{self, FailedRun, Group, Summary, SummaryRow, Varies, WINDOWS};
 use super::table::{Align, Table};
-use crate::results::raw::Machine;
+use crate::results::config::RunConfig;
+use crate::results::raw::{Machine, RowStatus};
 
 use Align::{Left, Right};
 
@@ -72,7 +73,7 @@ pub struct KeyCols {
 }
 
 impl KeyCols {
-    pub fn new<'a>(keys: impl IntoIterator<Item = &'a ConfigKey>) -> KeyCols {
+    pub fn new<'a>(keys: impl IntoIterator<Item = &'a RunConfig>) -> KeyCols {
         KeyCols {
             v: Varies::of(keys),
         }
@@ -99,7 +100,7 @@ impl KeyCols {
         h
     }
 
-    pub fn cells(&self, k: &ConfigKey) -> Vec<String> {
+    pub fn cells(&self, k: &RunConfig) -> Vec<String> {
         let mut c = vec![k.target.clone()];
         if self.v.path {
             c.push(k.path.clone());
@@ -122,7 +123,7 @@ impl KeyCols {
 
     /// "path /500B.html, keep-alive off, ..." for the dimensions that do
     /// not vary, taken from any one key.
-    pub fn fixed_note(&self, k: &ConfigKey) -> String {
+    pub fn fixed_note(&self, k: &RunConfig) -> String {
         let mut parts = Vec::new();
         if !self.v.path {
             parts.push(format!("path {}", k.path));
@@ -314,7 +315,7 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
             cpus(f.cpus),
             f.path.clone(),
             on_off(f.keepalive).into(),
-            summary::load_label(f.requests, f.duration_s),
+            crate::results::config::load_label(f.requests, f.duration_s),
             f.concurrency.to_string(),
             f.repeat.to_string(),
             if f.warmup { "yes" } else { "no" }.into(),
@@ -337,10 +338,7 @@ pub fn skipped_targets(skipped: &[FailedRun]) -> Option<Table> {
     );
     t.note = Some("These targets were not measured; the tables below do not have them.".into());
     for f in skipped {
-        let reason = f
-            .error
-            .strip_prefix(crate::results::raw::SKIPPED_PREFIX)
-            .unwrap_or(&f.error);
+        let reason = RowStatus::of_error(&f.error).reason();
         t.push(vec![f.experiment.clone(), f.target.clone(), reason.into()]);
     }
     Some(t)

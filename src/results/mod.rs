@@ -1,6 +1,10 @@
-//! Run records shared by the jobs and the report: the raw results file,
-//! its rows and the model registry's metadata. Depends on `http` only, so
-//! the report can read everything here without importing a job.
+//! Run records shared by the jobs and the report: the run configuration,
+//! the raw results file and its rows, and the registries of models and
+//! presets. Depends on `http` only, so the report can read everything here
+//! without importing a job.
 
+pub mod config;
 pub mod models;
+pub mod presets;
 pub mod raw;
+pub mod stress;

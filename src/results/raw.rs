@@ -7,38 +7,59 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::config::{Configured, RunConfig};
+
 /// File name of the raw results inside a results directory.
 pub const RAW_CSV: &str = "raw.csv";
 /// File name of the machine description inside a results directory.
 pub const MACHINE_JSON: &str = "machine.json";
 
 /// Starts the `error` of a row that records a target left out (nginx not
-/// installed) rather than a run that failed; the report lists these apart.
-pub const SKIPPED_PREFIX: &str = "skipped: ";
+/// installed) rather than a run that failed. raw.csv keeps it as text so
+/// its columns never change; code reads it as `RowStatus`.
+const SKIPPED_PREFIX: &str = "skipped: ";
 
-/// One run of one configuration against one target. Times in ms unless
-/// the name says otherwise. `error` is non-empty when the run could not be
-/// made (the target did not start, say); its numbers are then zero.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RawRow {
-    pub run_id: u64,
-    /// Seconds since the Unix epoch when the run started.
-    pub started_at: f64,
-    /// Preset name (`e1`..`e5`, `default`) or `sweep`.
-    pub experiment: String,
-    /// Target label as given: `model:event-loop`, `nginx`, `cmd:...`, `url:...`.
-    pub target: String,
-    pub workers: u64,
-    /// Cores the target was restricted to; 0 = not restricted.
-    pub cpus: u64,
-    pub path: String,
-    pub concurrency: u64,
-    /// Requests asked for; 0 when the run was time-limited. A concurrency
-    /// above it still gets one request per connection (see `complete`).
-    pub requests: u64,
-    pub duration_s: f64,
-    pub keepalive: bool,
-    /// 1-based repeat number within the configuration.
+impl<'a> RowStatus<'a> {
+    /// The status a row with this `error` column records.
+    pub fn of_error(error: &'a str) -> RowStatus<'a> {
+        match error.strip_prefix(SKIPPED_PREFIX) {
+            _ if error.is_empty() => RowStatus::Measured,
+            Some(why) => RowStatus::Skipped(why),
+            None => RowStatus::Failed(error),
+        }
+    }
+
+    /// The reason without the marker: why the run failed or was left out.
+    pub fn reason(self) -> &'a str {
+        match self {
+            RowStatus::Measured => "",
+            RowStatus::Failed(why) | RowStatus::Skipped(why) => why,
+        }
+    }
+}
+
+/// What a raw row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus<'a> {
+    /// A run that was made; its numbers are the measurement.
+    Measured,
+    /// A run that could not be made (the target did not start, say).
+    Failed(&'a str),
+    /// A target left out on purpose (nginx not installed): no run at all.
+    Skipped(&'a str),
+}
+
+crate::with_run_config! {
+    /// One run of one configuration against one target. Times in ms unless
+    /// the name says otherwise. `error` is non-empty when the run could not
+    /// be made (the target did not start, say); its numbers are then zero.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct RawRow {
+        pub run_id: u64,
+        /// Seconds since the Unix epoch when the run started.
+        pub started_at: f64,
+        ..RunConfig,
+        /// 1-based repeat number within the configuration.
     pub repeat: u64,
     /// Warm-up runs are recorded but left out of summaries.
     pub warmup: bool,
@@ -91,11 +112,22 @@ pub struct RawRow {
     pub client_cpu_pct: f64,
     pub error: String,
 }
+}
 
 impl RawRow {
+    /// What the row records, read from its `error` column.
+    pub fn status(&self) -> RowStatus<'_> {
+        RowStatus::of_error(&self.error)
+    }
+
     /// Whether the row records a target that was left out, not a run.
     pub fn is_skip(&self) -> bool {
-        self.error.starts_with(SKIPPED_PREFIX)
+        matches!(self.status(), RowStatus::Skipped(_))
+    }
+
+    /// Marks the row as a target left out, for `why`.
+    pub fn set_skipped(&mut self, why: &str) {
+        self.error = format!("{SKIPPED_PREFIX}{why}");
     }
 }
 

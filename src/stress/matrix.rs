@@ -1,60 +1,11 @@
-//! What a stress run covers: operations x file sizes x client pools x
-//! server pools x models, the E2 preset and its quick version, and the
-//! order cells run in.
+//! What a stress run covers: the E2 preset and its quick version of the
+//! matrix (whose shape is `results::stress`), and its cells.
 
 use std::fmt;
-use std::str::FromStr;
 
-use serde::Serialize;
-
+pub use crate::results::stress::{Matrix, Op};
 use crate::server::Model;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Upload,
-    Download,
-}
-
-impl Op {
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Upload => "upload",
-            Op::Download => "download",
-        }
-    }
-}
-
-impl fmt::Display for Op {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Op {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Op, String> {
-        match s {
-            "upload" => Ok(Op::Upload),
-            "download" => Ok(Op::Download),
-            _ => Err(format!(
-                "unknown operation '{s}' (expected upload or download)"
-            )),
-        }
-    }
-}
-
-/// The lists a run takes the cross product of.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Matrix {
-    pub ops: Vec<Op>,
-    pub sizes: Vec<u64>,
-    pub clients: Vec<usize>,
-    /// Ignored (one external server) when running against `--url`.
-    pub server_workers: Vec<usize>,
-    #[serde(serialize_with = "model_names")]
-    pub models: Vec<Model>,
-}
+use crate::results::stress::size_label;
 
 const MB: u64 = 1 << 20;
 
@@ -101,10 +52,6 @@ impl Matrix {
     }
 }
 
-fn model_names<S: serde::Serializer>(models: &[Model], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(models.iter().map(|m| m.name()))
-}
-
 /// One cell: a row of the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cell {
@@ -121,7 +68,7 @@ impl fmt::Display for Cell {
             f,
             "{} {} x{}",
             self.op,
-            super::output::size_label(self.size),
+            size_label(self.size),
             self.clients
         )?;
         if let Some((m, w)) = self.server {

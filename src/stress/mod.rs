@@ -5,16 +5,16 @@
 //! each cell becomes one row of a table, CSV, JSON and Markdown.
 //!
 //! matrix (what to run) -> runner (timed cells, using client, content and
-//! target, in scratch space) -> output (rendering only).
+//! target, in scratch space) -> rows in `results::stress`, which the
+//! report renders.
 
 pub mod client;
 pub mod content;
 pub mod matrix;
-pub mod output;
 pub mod runner;
 pub mod scratch;
 pub mod target;
 
 pub use matrix::{Cell, Matrix, Op};
-pub use output::{Report, Row};
+pub use crate::results::stress::{StressReport, StressRow};
 pub use runner::{run, Observer, StressConfig, Target};

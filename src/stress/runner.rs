@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::client::{self, Endpoint};
 use super::content::{self, mix, Content};
 use super::matrix::{Cell, Matrix, Op};
-use super::output::{Report, Row, SCHEMA};
+use crate::results::stress::{StressReport, StressRow, SCHEMA};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
 use crate::server::Model;
@@ -50,7 +50,7 @@ pub struct StressConfig {
 pub trait Observer: Sync {
     fn begin(&self, cells: usize);
     fn cell_started(&self, cell: &Cell);
-    fn cell_done(&self, row: &Row);
+    fn cell_done(&self, row: &StressRow);
     fn note(&self, msg: &str);
 }
 
@@ -69,13 +69,13 @@ struct Run<'a> {
     obs: &'a dyn Observer,
     nonce: u64,
     digests: HashMap<Content, [u8; 32]>,
-    rows: Vec<Row>,
+    rows: Vec<StressRow>,
     notes: Vec<String>,
     leftover_temp_files: usize,
     leftover_files: usize,
 }
 
-pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
+pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<StressReport> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let m = &cfg.matrix;
@@ -132,7 +132,7 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<Report> {
             model_rank(m, &r.model),
         )
     });
-    Ok(Report {
+    Ok(StressReport {
         schema: SCHEMA,
         loadlab_version: env!("CARGO_PKG_VERSION"),
         target: match &cfg.target {
@@ -401,7 +401,7 @@ impl Run<'_> {
 /// A cell's row. Only verified transfers count as succeeded and only they
 /// count towards throughput: a fast transfer of wrong bytes is a failure,
 /// not a speed. The cell's time spans every client, failed ones included.
-fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
+fn row(cell: &Cell, outcomes: &[Outcome]) -> StressRow {
     let first = outcomes.iter().map(|o| o.start).min();
     let last = outcomes.iter().map(|o| o.end).max();
     let total_s = match (first, last) {
@@ -417,7 +417,7 @@ fn row(cell: &Cell, outcomes: &[Outcome]) -> Row {
             .sum::<f64>()
             / ok.len() as f64
     };
-    Row {
+    StressRow {
         op: cell.op,
         size: cell.size,
         clients: cell.clients,

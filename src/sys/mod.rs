@@ -1,7 +1,9 @@
-//! Process-wide facts every layer may read: the cores this process may use
-//! and the open-file limit. A leaf: it imports nothing from the crate.
+//! Small system facts and helpers every layer may use: the cores this
+//! process may use, the open-file limit, civil time. A leaf: it imports
+//! nothing from the crate.
 
 pub mod rlimit;
+pub mod time;
 
 /// Cores this process may run on (1 when the kernel will not say).
 pub fn cores() -> usize {

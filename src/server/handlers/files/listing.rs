@@ -5,9 +5,10 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::{io_status, json, name, query_param, rfc3339};
+use super::{io_status, json, name, query_param};
 use crate::http::RequestHead;
 use crate::server::handlers::Response;
+use crate::sys::time as rfc3339;
 
 /// Most entries one listing returns: the answer is built in memory, so it
 /// needs a bound; `truncated` tells the client there were more.

@@ -10,7 +10,7 @@ mod download;
 mod listing;
 pub mod name;
 mod range;
-mod rfc3339;
+
 pub mod stale;
 mod upload;
 

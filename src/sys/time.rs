@@ -1,5 +1,6 @@
-//! RFC 3339 timestamps (UTC, millisecond precision) for listings, without
-//! a date-time dependency: the civil-from-days conversion is a few lines.
+//! Civil time without a date-time dependency: RFC 3339 timestamps (UTC,
+//! millisecond precision) for listings and the date in results directory
+//! names. The civil-from-days conversion is a few lines; this is its one copy.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,7 +29,7 @@ pub fn format(t: SystemTime) -> String {
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian
 /// calendar (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -1,7 +1,24 @@
-//! loadlab: serve HTTP/1.1 in six concurrency models, load them like ab and
-//! wrk, and run the experiments that compare them.
+//! loadlab: serve HTTP/1.1 in several concurrency models, load them like ab
+//! and wrk, and run the experiments that compare them.
 //!
-//! Layers, with dependencies pointing down only: `cli` -> `server` -> `http`.
+//! Layers, with dependencies pointing down only (tests/layers.rs reads
+//! every `crate::` and `super::` path in src/ and holds this):
+//!
+//! ```text
+//! cli                                  flags -> validated config -> run; may use every module
+//! lab  stress  bench  server  report   the jobs
+//! results  proc  net                   shared ground: run records and registries, child processes, URLs
+//! http                                 sans-IO HTTP/1.1
+//! sys                                  a leaf every module may use: cores, rlimit, civil time
+//! ```
+//!
+//! Allowed edges, anything else is forbidden: `lab` -> bench, server (the
+//! embedded docroot and listen constants only), results, proc, net, http;
+//! `stress` -> results, proc, net, http; `report` -> results; `bench` ->
+//! net, http; `server` -> http, results; `results`, `proc`, `net` -> http.
+//! The model and preset registries live in `results`, so the CLI, the lab,
+//! stress and the report list models and presets without importing the
+//! server or each other.
 
 pub mod bench;
 pub mod cli;
@@ -11,7 +28,6 @@ pub mod net;
 pub mod proc;
 pub mod report;
 pub mod results;
-
 pub mod server;
 pub mod stress;
 pub mod sys;

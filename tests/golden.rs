@@ -451,7 +451,10 @@ fn check_stress(name: &str, external: bool) {
     for f in ["stress.md", "stress.csv", "stress.json"] {
         golden(&format!("{name}/{f}"), &read(&dir.path().join(f)));
     }
-    golden(&format!("{name}/table.txt"), &output::terminal_table(&report.rows));
+    golden(
+        &format!("{name}/table.txt"),
+        &output::terminal_table(&report.rows),
+    );
 }
 
 #[test]

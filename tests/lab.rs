@@ -1122,7 +1122,7 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
         );
     }
     assert!(
-        stdout.contains("| c=1 ") && stdout.contains("| c=1000 "),
+        stdout.contains(" c=1 |") && stdout.contains(" c=1000 |"),
         "{stdout}"
     );
     assert!(

@@ -12,8 +12,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::values::{parse_duration, parse_size, UsageError};
-use crate::results::presets::{Preset, PresetKind};
 use crate::report;
+use crate::results::presets::{Preset, PresetKind};
 use crate::results::stress::size_label;
 use crate::server::Model;
 use crate::stress::{

@@ -419,7 +419,11 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     let inputs = crate::report::load(out)?;
     crate::report::render(out, &inputs)?;
     let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{}", crate::report::terminal::sweep_table(&inputs.raw))?;
+    write!(
+        stdout,
+        "{}",
+        crate::report::terminal::sweep_table(&inputs.raw)
+    )?;
     if outcome.interrupted {
         let kept = outcome.rows.iter().filter(|r| r.error.is_empty()).count();
         say(&format!(
@@ -431,4 +435,3 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
     stdout.flush()?;
     Ok(outcome)
 }
-

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::plan::{Load, SweepPlan};
 use super::target::TargetSpec;
+use crate::results::models::Model;
 use crate::results::presets::Preset;
-use crate::server::Model;
 
 fn cores() -> usize {
     crate::sys::cores()

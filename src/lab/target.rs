@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::proc::child::{self, stderr_note, stop_group, StderrTail};
 use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
-use crate::server::Model;
+use crate::results::models::Model;
 
 /// How long a `cmd:` target may take to accept connections: a student's
 /// server may compile or load data first.

@@ -27,7 +27,6 @@ Columns (one row per cell; MB = 10^6 bytes):
                       succeeds once verified, so this always equals succeeded
 ";
 
-
 const HEADERS: [&str; 11] = [
     "op",
     "size",
@@ -63,7 +62,16 @@ fn table_of(rows: &[StressRow]) -> Table {
     let columns: Vec<(&str, Align)> = HEADERS
         .iter()
         .enumerate()
-        .map(|(i, h)| (*h, if i == 0 || i == 4 { Align::Left } else { Align::Right }))
+        .map(|(i, h)| {
+            (
+                *h,
+                if i == 0 || i == 4 {
+                    Align::Left
+                } else {
+                    Align::Right
+                },
+            )
+        })
         .collect();
     let mut t = Table::new("stress", "", &columns);
     for r in rows {

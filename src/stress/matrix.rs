@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-pub use crate::results::stress::{Matrix, Op};
-use crate::server::Model;
+use crate::results::models::Model;
 use crate::results::stress::size_label;
+pub use crate::results::stress::{Matrix, Op};
 
 const MB: u64 = 1 << 20;
 
@@ -64,13 +64,7 @@ pub struct Cell {
 
 impl fmt::Display for Cell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} x{}",
-            self.op,
-            size_label(self.size),
-            self.clients
-        )?;
+        write!(f, "{} {} x{}", self.op, size_label(self.size), self.clients)?;
         if let Some((m, w)) = self.server {
             write!(f, " -> {m} w={w}")?;
         }

@@ -15,6 +15,6 @@ pub mod runner;
 pub mod scratch;
 pub mod target;
 
-pub use matrix::{Cell, Matrix, Op};
 pub use crate::results::stress::{StressReport, StressRow};
+pub use matrix::{Cell, Matrix, Op};
 pub use runner::{run, Observer, StressConfig, Target};

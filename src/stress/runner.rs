@@ -15,10 +15,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::client::{self, Endpoint};
 use super::content::{self, mix, Content};
 use super::matrix::{Cell, Matrix, Op};
-use crate::results::stress::{StressReport, StressRow, SCHEMA};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
-use crate::server::Model;
+use crate::results::models::Model;
+use crate::results::stress::{StressReport, StressRow, SCHEMA};
 
 /// Bytes read back from a random place of every uploaded file.
 const SAMPLE: u64 = 64 * 1024;

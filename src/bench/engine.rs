@@ -96,10 +96,10 @@ fn slots_before(origin: Instant, end: Instant, rate: f64) -> u64 {
     k
 }
 
-/// Padded so threads bumping their own counter do not share a cache line.
+/// Requests a load thread has finished, read by the progress bar. Padded so threads bumping their own counter do not share a cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]
-pub struct Progress(pub AtomicU64);
+pub struct DoneCounter(pub AtomicU64);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -136,7 +136,7 @@ pub struct Worker<'a> {
     poll: Poll,
     conns: Vec<Conn>,
     stats: Stats,
-    progress: &'a Progress,
+    progress: &'a DoneCounter,
     /// Counted requests given a slot so far (begun, or parked until their
     /// open-loop send time).
     started: u64,
@@ -163,7 +163,11 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    pub fn new(shared: &'a Shared, plan: ThreadPlan, progress: &'a Progress) -> io::Result<Self> {
+    pub fn new(
+        shared: &'a Shared,
+        plan: ThreadPlan,
+        progress: &'a DoneCounter,
+    ) -> io::Result<Self> {
         let now = Instant::now();
         let conns = (0..plan.connections)
             .map(|_| Conn {

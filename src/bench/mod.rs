@@ -16,7 +16,7 @@ pub use config::{BenchConfig, ConfigError, RequestSpec, Target};
 pub use result::BenchResult;
 pub use stats::Stats;
 
-use engine::{Progress, Shared, ThreadPlan, Worker};
+use engine::{DoneCounter, Shared, ThreadPlan, Worker};
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
 const FD_HEADROOM: u64 = 64;
@@ -89,7 +89,7 @@ pub fn run(
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
     let plans = plans(cfg);
-    let progress: Vec<Progress> = plans.iter().map(|_| Progress::default()).collect();
+    let progress: Vec<DoneCounter> = plans.iter().map(|_| DoneCounter::default()).collect();
     let finished = AtomicBool::new(false);
     let (stats, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let handles: Vec<_> = plans

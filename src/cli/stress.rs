@@ -16,9 +16,7 @@ use crate::report;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::stress::size_label;
 use crate::server::Model;
-use crate::stress::{
-    self, client::Endpoint, Cell, Matrix, Observer, Op, StressConfig, StressRow, Target,
-};
+use crate::stress::{self, client::Endpoint, Matrix, Op, StressConfig, StressEvent, Target};
 
 /// Most clients or server workers one cell may ask for: each client is a
 /// thread, each prefork worker a process.
@@ -178,10 +176,10 @@ fn pool(s: &str, min: usize) -> Result<usize, String> {
 }
 
 /// Progress on stderr when it is a terminal; silent otherwise.
-struct Progress(ProgressBar);
+struct StressProgress(ProgressBar);
 
-impl Progress {
-    fn new() -> Progress {
+impl StressProgress {
+    fn new() -> StressProgress {
         let target = if std::io::stderr().is_terminal() {
             ProgressDrawTarget::stderr()
         } else {
@@ -194,32 +192,28 @@ impl Progress {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.enable_steady_tick(Duration::from_millis(200));
-        Progress(bar)
+        StressProgress(bar)
     }
-}
 
-impl Observer for Progress {
-    fn begin(&self, cells: usize) {
-        self.0.set_length(cells as u64);
-    }
-    fn cell_started(&self, cell: &Cell) {
-        self.0.set_message(cell.to_string());
-    }
-    fn cell_done(&self, row: &StressRow) {
-        if row.failed > 0 {
-            self.0.println(format!(
-                "{} {} x{}: {} failed: {}",
-                row.op,
-                size_label(row.size),
-                row.clients,
-                row.failed,
-                row.error
-            ));
+    fn event(&self, e: StressEvent) {
+        match e {
+            StressEvent::Planned { cells } => self.0.set_length(cells as u64),
+            StressEvent::Note(msg) => self.0.set_message(msg.to_string()),
+            StressEvent::CellStarted(cell) => self.0.set_message(cell.to_string()),
+            StressEvent::CellDone(row) => {
+                if row.failed > 0 {
+                    self.0.println(format!(
+                        "{} {} x{}: {} failed: {}",
+                        row.op,
+                        size_label(row.size),
+                        row.clients,
+                        row.failed,
+                        row.error
+                    ));
+                }
+                self.0.inc(1);
+            }
         }
-        self.0.inc(1);
-    }
-    fn note(&self, msg: &str) {
-        self.0.set_message(msg.to_string());
     }
 }
 
@@ -244,8 +238,8 @@ pub fn run_preset(preset: Preset, quick: bool, out: PathBuf) -> anyhow::Result<(
 pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let out_dir = args.out.clone();
     let cfg = args.into_config()?;
-    let progress = Progress::new();
-    let report = stress::run(&cfg, &progress)?;
+    let progress = StressProgress::new();
+    let report = stress::run(&cfg, &mut |e| progress.event(e))?;
     progress.0.finish_and_clear();
     let files = report::stress::write_files(&out_dir, &report)?;
     let mut out = std::io::stdout().lock();

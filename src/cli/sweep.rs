@@ -298,18 +298,18 @@ fn run_stress_preset(preset: Preset, args: SweepArgs, given: &ArgMatches) -> any
     super::stress::run_preset(preset, args.quick, out)
 }
 
-/// Progress on stderr: a bar on a terminal, one line per run otherwise
+/// SweepProgress on stderr: a bar on a terminal, one line per run otherwise
 /// (a CI log), neither with -q. Notes (a target skipped or not started)
 /// are printed in every case.
-struct Progress {
+struct SweepProgress {
     bar: Option<indicatif::ProgressBar>,
     lines: bool,
     total: usize,
     done: usize,
 }
 
-impl Progress {
-    fn new(quiet: bool) -> Progress {
+impl SweepProgress {
+    fn new(quiet: bool) -> SweepProgress {
         use std::io::IsTerminal;
         let terminal = std::io::stderr().is_terminal();
         let bar = (!quiet && terminal).then(|| {
@@ -321,7 +321,7 @@ impl Progress {
             }
             bar
         });
-        Progress {
+        SweepProgress {
             bar,
             lines: !quiet && !terminal,
             total: 0,
@@ -410,7 +410,7 @@ fn say(line: &str) {
 pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outcome> {
     let shutdown = Shutdown::from_signals()?;
     let stop = || shutdown.is_set();
-    let mut progress = Progress::new(quiet);
+    let mut progress = SweepProgress::new(quiet);
     let outcome = sweep::run(plan, out, &stop, &mut |e| progress.event(e))?;
     if let Some(b) = &progress.bar {
         b.finish_and_clear();

@@ -4,8 +4,8 @@
 //! load when those vary). Drawing is left to `plot`.
 
 use super::plot::{self, ChartSpec, Series};
-use super::summary::{Group, Summary, SummaryRow, Varies};
-use super::tables::{of_experiment, on_off, slug};
+use super::summary::{Group, SummaryRow, SweepSummary, Varies};
+use super::sweep_tables::{of_experiment, on_off, slug};
 
 /// A rendered chart: its file under charts/ and its SVG text.
 #[derive(Debug, Clone)]
@@ -81,7 +81,7 @@ enum XDim {
 }
 
 /// Every chart of the report, in report order.
-pub fn all(s: &Summary) -> anyhow::Result<Vec<Chart>> {
+pub fn all(s: &SweepSummary) -> anyhow::Result<Vec<Chart>> {
     let mut charts = Vec::new();
     let mut used = std::collections::HashSet::new();
     for exp in &s.experiments {

@@ -4,9 +4,9 @@
 //! failed and non-2xx are totals, so a failure in any run shows.
 
 use super::num::fixed;
-use super::summary::{Group, Summary};
+use super::summary::{Group, SweepSummary};
+use super::sweep_tables::{of_experiment, slug, KeyCols};
 use super::table::{Align, Table};
-use super::tables::{of_experiment, slug, KeyCols};
 use crate::results::presets::Preset;
 use crate::results::raw::RawRow;
 
@@ -22,7 +22,7 @@ pub fn applies(experiment: &str) -> bool {
 
 /// The three E1 tables of `experiment`, or none when it has no measured
 /// run.
-pub fn tables(s: &Summary, experiment: &str) -> Vec<Table> {
+pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
     let groups: Vec<&Group> = of_experiment(s, experiment)
         .into_iter()
         .map(|(g, _)| g)

@@ -11,8 +11,8 @@ pub mod page;
 pub mod plot;
 pub mod stress;
 pub mod summary;
+pub mod sweep_tables;
 pub mod table;
-pub mod tables;
 pub mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
-use summary::{FailedRun, Summary, SummaryRow};
+use summary::{FailedRun, SummaryRow, SweepSummary};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
 pub const SUMMARY_JSON: &str = "summary.json";
@@ -103,7 +103,7 @@ struct SummaryJson<'a> {
 /// Writes summary.csv, summary.json, summary.md, charts/*.svg and
 /// index.html into `dir` from `inputs`.
 pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
-    let s: Summary = summary::summarize(&inputs.raw);
+    let s: SweepSummary = summary::summarize(&inputs.raw);
     let charts = charts::all(&s)?;
     let m = inputs.machine.as_ref();
     let mut files = Vec::new();

@@ -5,9 +5,9 @@
 
 use super::charts::Chart;
 use super::e1;
-use super::summary::Summary;
+use super::summary::SweepSummary;
+use super::sweep_tables;
 use super::table::{esc, Table};
-use super::tables;
 use crate::results::raw::{Machine, RawRow};
 
 /// One experiment's part of the report: its charts first (the answer at a
@@ -20,17 +20,17 @@ struct Section<'a> {
     details: Vec<Table>,
 }
 
-fn sections<'a>(s: &'a Summary, charts: &'a [Chart]) -> Vec<Section<'a>> {
+fn sections<'a>(s: &'a SweepSummary, charts: &'a [Chart]) -> Vec<Section<'a>> {
     s.experiments
         .iter()
         .map(|exp| {
-            let mut details: Vec<Table> = tables::windows(s, exp).into_iter().collect();
+            let mut details: Vec<Table> = sweep_tables::windows(s, exp).into_iter().collect();
             if e1::applies(exp) {
                 details.extend(e1::tables(s, exp));
             }
             Section {
                 name: exp,
-                summary: tables::experiment_summary(s, exp),
+                summary: sweep_tables::experiment_summary(s, exp),
                 charts: charts.iter().filter(|c| c.experiment == *exp).collect(),
                 details,
             }
@@ -60,11 +60,11 @@ fn counts(raw: &[RawRow]) -> String {
     text
 }
 
-pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) -> String {
+pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &[Chart]) -> String {
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&format!("{}\n\n", counts(raw)));
-    o.push_str(&tables::machine(m).to_markdown(2));
-    if let Some(t) = tables::skipped_targets(&s.skipped) {
+    o.push_str(&sweep_tables::machine(m).to_markdown(2));
+    if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_markdown(2));
     }
     for sec in sections(s, charts) {
@@ -79,7 +79,7 @@ pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Char
             o.push_str(&t.to_markdown(3));
         }
     }
-    o.push_str(&tables::failed_runs(&s.failed).to_markdown(2));
+    o.push_str(&sweep_tables::failed_runs(&s.failed).to_markdown(2));
     o
 }
 
@@ -99,7 +99,7 @@ figure{margin:0;border:1px solid #ddd}\
 figure svg{display:block;width:100%;height:auto}\
 ";
 
-pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) -> String {
+pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &[Chart]) -> String {
     let mut o = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
@@ -109,14 +109,14 @@ pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) 
     o.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     o.push_str("<h1>loadlab report</h1>\n");
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
-    o.push_str(&tables::machine(m).to_html(2));
-    if let Some(t) = tables::skipped_targets(&s.skipped) {
+    o.push_str(&sweep_tables::machine(m).to_html(2));
+    if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_html(2));
     }
     for sec in sections(s, charts) {
         o.push_str(&format!(
             "<section id=\"experiment-{}\">\n<h2>Experiment {}</h2>\n",
-            esc(&tables::slug(sec.name)),
+            esc(&sweep_tables::slug(sec.name)),
             esc(sec.name)
         ));
         if sec.summary.is_none() {
@@ -138,7 +138,7 @@ pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &Summary, charts: &[Chart]) 
         }
         o.push_str("</section>\n");
     }
-    o.push_str(&tables::failed_runs(&s.failed).to_html(2));
+    o.push_str(&sweep_tables::failed_runs(&s.failed).to_html(2));
     o.push_str("</body>\n</html>\n");
     o
 }

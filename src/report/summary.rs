@@ -176,7 +176,7 @@ impl FailedRun {
 
 /// Everything derived from raw.csv, in report order.
 #[derive(Debug, Clone, Default)]
-pub struct Summary {
+pub struct SweepSummary {
     /// Experiments in the order they first appear in raw.csv.
     pub experiments: Vec<String>,
     pub groups: Vec<Group>,
@@ -191,7 +191,7 @@ pub struct Summary {
 /// Groups the raw rows. Order is fixed by the data alone: experiments,
 /// paths and targets as they first appear in raw.csv (the order the sweep
 /// ran them), numbers ascending, keep-alive off before on.
-pub fn summarize(raw: &[RawRow]) -> Summary {
+pub fn summarize(raw: &[RawRow]) -> SweepSummary {
     let mut experiments = FirstSeen::default();
     let mut targets = FirstSeen::default();
     let mut paths = FirstSeen::default();
@@ -257,7 +257,7 @@ pub fn summarize(raw: &[RawRow]) -> Summary {
         )
     });
     let rows = groups.iter().map(SummaryRow::of).collect();
-    Summary {
+    SweepSummary {
         experiments: experiments.order,
         groups,
         rows,

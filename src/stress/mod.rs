@@ -17,4 +17,4 @@ pub mod target;
 
 pub use crate::results::stress::{StressReport, StressRow};
 pub use matrix::{Cell, Matrix, Op};
-pub use runner::{run, Observer, StressConfig, Target};
+pub use runner::{run, StressConfig, StressEvent, Target};

@@ -46,12 +46,18 @@ pub struct StressConfig {
     pub scratch: Option<PathBuf>,
 }
 
-/// Hears about progress (the CLI draws a progress bar with it).
-pub trait Observer: Sync {
-    fn begin(&self, cells: usize);
-    fn cell_started(&self, cell: &Cell);
-    fn cell_done(&self, row: &StressRow);
-    fn note(&self, msg: &str);
+/// What a stress run tells its caller as it goes (the CLI draws a
+/// progress bar with it), in the shape a sweep's `SweepEvent` has.
+#[derive(Debug)]
+pub enum StressEvent<'a> {
+    /// Before the first cell: how many cells the run has.
+    Planned {
+        cells: usize,
+    },
+    /// A line for the user about what the run is doing.
+    Note(&'a str),
+    CellStarted(&'a Cell),
+    CellDone(&'a StressRow),
 }
 
 /// One client's transfer.
@@ -66,7 +72,6 @@ struct Outcome {
 
 struct Run<'a> {
     cfg: &'a StressConfig,
-    obs: &'a dyn Observer,
     nonce: u64,
     digests: HashMap<Content, [u8; 32]>,
     rows: Vec<StressRow>,
@@ -75,12 +80,17 @@ struct Run<'a> {
     leftover_files: usize,
 }
 
-pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<StressReport> {
+pub fn run(
+    cfg: &StressConfig,
+    on_event: &mut dyn FnMut(StressEvent),
+) -> anyhow::Result<StressReport> {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let m = &cfg.matrix;
     let external = matches!(cfg.target, Target::Url { .. });
-    obs.begin(m.cells(external));
+    on_event(StressEvent::Planned {
+        cells: m.cells(external),
+    });
     let nonce = mix(started
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -91,10 +101,12 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<StressRepor
         .iter()
         .flat_map(|&s| (0..m.max_clients()).map(move |c| Content::for_client(nonce, c, s)))
         .collect();
-    obs.note(&format!("preparing {} client files", files.len()));
+    on_event(StressEvent::Note(&format!(
+        "preparing {} client files",
+        files.len()
+    )));
     let mut run = Run {
         cfg,
-        obs,
         nonce,
         digests: content::digests(&files),
         rows: Vec::new(),
@@ -108,7 +120,7 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<StressRepor
             let scratch = Scratch::create(cfg.scratch.as_deref())?;
             for &model in &m.models {
                 for &workers in &m.server_workers {
-                    run.with_spawned(scratch.path(), model, workers);
+                    run.with_spawned(scratch.path(), model, workers, on_event);
                 }
             }
             let closed = scratch.close();
@@ -118,7 +130,7 @@ pub fn run(cfg: &StressConfig, obs: &dyn Observer) -> anyhow::Result<StressRepor
             Some(closed)
         }
         Target::Url { endpoint, .. } => {
-            run.server_cells(Ok(endpoint), None);
+            run.server_cells(Ok(endpoint), None, on_event);
             None
         }
     };
@@ -167,7 +179,13 @@ fn model_rank(m: &Matrix, name: &str) -> usize {
 impl Run<'_> {
     /// Starts a server, runs its cells, stops it and inspects what it left.
     /// A server that does not start fails its cells; the run goes on.
-    fn with_spawned(&mut self, scratch: &Path, model: Model, workers: usize) {
+    fn with_spawned(
+        &mut self,
+        scratch: &Path,
+        model: Model,
+        workers: usize,
+        on_event: &mut dyn FnMut(StressEvent),
+    ) {
         let tag = format!("{model}-{workers}");
         let dir = scratch.join(format!("files-{tag}"));
         let log = scratch.join(format!("server-{tag}.log"));
@@ -178,14 +196,14 @@ impl Run<'_> {
             Err(e) => {
                 let why = format!("{e:#}");
                 self.notes.push(why.clone());
-                self.server_cells(Err(&why), Some((model, workers)));
+                self.server_cells(Err(&why), Some((model, workers)), on_event);
                 let _ = std::fs::remove_dir_all(&dir);
                 let _ = std::fs::remove_file(&log);
                 return;
             }
         };
         let endpoint = server.endpoint.clone();
-        self.server_cells(Ok(&endpoint), Some((model, workers)));
+        self.server_cells(Ok(&endpoint), Some((model, workers)), on_event);
         if let Err(e) = server.stop() {
             self.notes
                 .push(format!("{model} with {workers} workers: {e}"));
@@ -206,7 +224,12 @@ impl Run<'_> {
     /// matrix's order. `Err(why)`: the server did not start, and every
     /// client of every cell fails with that reason, so the table still
     /// has a row for each cell.
-    fn server_cells(&mut self, ep: Result<&Endpoint, &str>, server: Option<(Model, usize)>) {
+    fn server_cells(
+        &mut self,
+        ep: Result<&Endpoint, &str>,
+        server: Option<(Model, usize)>,
+        on_event: &mut dyn FnMut(StressEvent),
+    ) {
         let m = self.cfg.matrix.clone();
         for &size in &m.sizes {
             for &clients in &m.clients {
@@ -224,7 +247,7 @@ impl Run<'_> {
                             if op == Op::Download && present.contains(&false) {
                                 self.setup(ep, &cell, &mut present);
                             }
-                            self.obs.cell_started(&cell);
+                            on_event(StressEvent::CellStarted(&cell));
                             let outcomes = self.transfer(ep, &cell);
                             if op == Op::Upload {
                                 for (p, o) in present.iter_mut().zip(&outcomes) {
@@ -234,12 +257,12 @@ impl Run<'_> {
                             outcomes
                         }
                         Err(why) => {
-                            self.obs.cell_started(&cell);
+                            on_event(StressEvent::CellStarted(&cell));
                             (0..clients).map(|_| failed(why)).collect()
                         }
                     };
                     let row = row(&cell, &outcomes);
-                    self.obs.cell_done(&row);
+                    on_event(StressEvent::CellDone(&row));
                     self.rows.push(row);
                 }
                 if let Ok(ep) = ep {

@@ -3,7 +3,7 @@
 //! tables go to summary.md and index.html.
 
 use super::num::{fixed, mean_sd, mib};
-use super::summary::{self, FailedRun, Group, Summary, SummaryRow, Varies, WINDOWS};
+use super::summary::{self, FailedRun, Group, SummaryRow, SweepSummary, Varies, WINDOWS};
 use super::table::{Align, Table};
 use crate::results::config::RunConfig;
 use crate::results::raw::{Machine, RowStatus};
@@ -146,7 +146,10 @@ impl KeyCols {
 
 /// The configurations of one experiment with their summary rows (the two
 /// lists are built in the same order).
-pub fn of_experiment<'a>(s: &'a Summary, experiment: &str) -> Vec<(&'a Group, &'a SummaryRow)> {
+pub fn of_experiment<'a>(
+    s: &'a SweepSummary,
+    experiment: &str,
+) -> Vec<(&'a Group, &'a SummaryRow)> {
     s.groups
         .iter()
         .zip(&s.rows)
@@ -155,7 +158,7 @@ pub fn of_experiment<'a>(s: &'a Summary, experiment: &str) -> Vec<(&'a Group, &'
 }
 
 /// One row per configuration of `experiment`: mean ± sd over repeats.
-pub fn experiment_summary(s: &Summary, experiment: &str) -> Option<Table> {
+pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
     let pairs = of_experiment(s, experiment);
     let first = &pairs.first()?.0.key;
     let kc = KeyCols::new(pairs.iter().map(|(g, _)| &g.key));
@@ -223,7 +226,7 @@ pub fn experiment_summary(s: &Summary, experiment: &str) -> Option<Table> {
 
 /// Each repeat's time per request and the E4 window means, for
 /// experiments where some configuration has at least one full window.
-pub fn windows(s: &Summary, experiment: &str) -> Option<Table> {
+pub fn windows(s: &SweepSummary, experiment: &str) -> Option<Table> {
     let pairs = of_experiment(s, experiment);
     if !pairs.iter().any(|(_, r)| r.window_1_3_ms.is_some()) {
         return None;

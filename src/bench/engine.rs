@@ -96,7 +96,8 @@ fn slots_before(origin: Instant, end: Instant, rate: f64) -> u64 {
     k
 }
 
-/// Requests a load thread has finished, read by the progress bar. Padded so threads bumping their own counter do not share a cache line.
+/// Requests a load thread has finished, read by the progress bar. Padded
+/// so threads bumping their own counter do not share a cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]
 pub struct DoneCounter(pub AtomicU64);

@@ -893,12 +893,10 @@ fn nginx_and_url_targets() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let url = format!("url:{}", server.url(""));
-    let nginx = loadlab::proc::nginx::find_nginx().is_some();
-    if !nginx {
-        // The skip itself is tested with LOADLAB_NGINX pointing nowhere.
-        println!("note: nginx is not installed; only the url: target is measured here");
-    }
-    let mut args = vec![
+    // The skip when nginx is missing is tested with LOADLAB_NGINX pointing
+    // nowhere; here nginx must be there.
+    require_nginx();
+    let args = vec![
         "-T",
         &url,
         "--concurrency",
@@ -907,10 +905,9 @@ fn nginx_and_url_targets() {
         "90",
         "--cpus",
         "1",
+        "-T",
+        "nginx:workers=1",
     ];
-    if nginx {
-        args.extend(["-T", "nginx:workers=1"]);
-    }
     let (_, stderr, code) = sweep(&args, &out);
     assert_eq!(code, 0, "{stderr}");
     assert!(
@@ -918,7 +915,7 @@ fn nginx_and_url_targets() {
         "{stderr}"
     );
     let rows = raw::read(&out).unwrap();
-    assert_eq!(rows.len(), if nginx { 2 } else { 1 });
+    assert_eq!(rows.len(), 2);
     ok_rows(&rows);
     let url_row = rows.iter().find(|r| r.target.starts_with("url:")).unwrap();
     assert_eq!(
@@ -926,7 +923,7 @@ fn nginx_and_url_targets() {
         "no resource figures for a URL target"
     );
     assert_eq!(url_row.cpus, 0, "a URL target is not restricted");
-    if nginx {
+    {
         let row = rows.iter().find(|r| r.target == "nginx:workers=1").unwrap();
         assert!(
             row.server_rss_peak_kb > 0,
@@ -968,11 +965,8 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
     println!("e3 --quick took {:?}", t.elapsed());
     let rows = raw::read(&out).unwrap();
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
-    let targets = if loadlab::proc::nginx::find_nginx().is_some() {
-        3
-    } else {
-        2
-    };
+    require_nginx();
+    let targets = 3;
     assert_eq!(measured.len(), 2 * targets, "2 paths x {targets} targets");
     ok_rows(&measured);
     for r in &measured {
@@ -1132,8 +1126,8 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
     let report = dir.path().join("loadlab-report");
     assert!(report.join("index.html").is_file());
     let rows = raw::read(&report).unwrap();
-    let nginx = loadlab::proc::nginx::find_nginx().is_some();
-    let targets = if nginx { 7 } else { 6 };
+    require_nginx();
+    let targets = loadlab::results::models::Model::ALL.len() + 1;
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
     assert_eq!(
         measured.len(),

@@ -307,6 +307,14 @@ pub fn tool(name: &str) -> Command {
     Command::new(name)
 }
 
+/// The nginx the lab would start. A test that compares against nginx fails
+/// without it, naming the install step: it never passes by measuring less.
+pub fn require_nginx() -> std::path::PathBuf {
+    loadlab::proc::nginx::find_nginx().unwrap_or_else(|| {
+        panic!("nginx is not installed: this test compares against it (apt-get install -y nginx; .ci/run installs it)")
+    })
+}
+
 /// Writes `data`, ignoring errors: a server may answer and close before it
 /// has read a request (431, 413), and the test wants that answer.
 pub fn write_ignoring_errors(stream: &mut TcpStream, data: &[u8]) {

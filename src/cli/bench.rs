@@ -182,7 +182,7 @@ impl BenchArgs {
                 return Err(usage("-A expects 'user:password'"));
             }
         }
-        let threads = self.threads.unwrap_or_else(|| crate::sys::cores());
+        let threads = self.threads.unwrap_or_else(crate::sys::cores);
         // ab performs one request when neither -n nor -t is given.
         let requests = match (self.requests, self.timelimit) {
             (None, None) => Some(1),

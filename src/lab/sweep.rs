@@ -461,7 +461,7 @@ fn measure(
                 Load::Requests(_) => None,
             },
             concurrency: cell.c,
-            threads: plan.threads.unwrap_or_else(|| crate::sys::cores()),
+            threads: plan.threads.unwrap_or_else(crate::sys::cores),
             timeout: plan.timeout,
             rate: None,
             warmup: None,

@@ -13,9 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::values::{parse_duration, parse_size, UsageError};
 use crate::server::Model;
-use crate::stress::{
-    self, client::Endpoint, Cell, Matrix, Observer, Op, Row, StressConfig, Target,
-};
+use crate::stress::{self, client, Cell, Matrix, Observer, Op, Row, StressConfig, Target};
 
 /// Most clients or server workers one cell may ask for: each client is a
 /// thread, each prefork worker a process.
@@ -130,7 +128,7 @@ impl StressArgs {
         let target = match self.url {
             None => Target::Spawn,
             Some(url) => {
-                let endpoint = Endpoint::parse(&url).map_err(UsageError)?;
+                let endpoint = client::files_url(&url).map_err(UsageError)?;
                 Target::Url { url, endpoint }
             }
         };

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::target::{Running, StartContext, TargetSpec};
 use crate::bench::stats::Summary;
-use crate::bench::{self, BenchConfig, BenchResult, RequestSpec, Target};
+use crate::bench::{self, BenchConfig, BenchResult, RequestSpec};
+use crate::net::url::HttpUrl;
 use crate::proc::monitor::{self_cpu, Monitor};
 use crate::proc::nginx::{find_nginx, INSTALL_HINT};
 use crate::report::summary::ConfigKey;
@@ -444,7 +445,7 @@ fn measure(
 ) -> RawRow {
     let started_at = now_secs();
     let url = format!("{}{}", running.base, cell.path);
-    let cfg = match Target::parse(&url) {
+    let cfg = match HttpUrl::parse(&url) {
         Ok(target) => BenchConfig {
             target,
             request: RequestSpec {
@@ -467,7 +468,7 @@ fn measure(
             warmup: None,
             variable_length: false,
         },
-        Err(e) => return failed_row(base, id, cell, started_at, e.0),
+        Err(e) => return failed_row(base, id, cell, started_at, e.to_string()),
     };
     let monitor = running.pid.map(Monitor::start);
     let cpu0 = self_cpu();

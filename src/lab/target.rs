@@ -11,6 +11,7 @@ use std::str::FromStr;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::net::url::HttpUrl;
 use crate::proc::child::{self, stderr_note, stop_group, StderrTail};
 use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
@@ -91,7 +92,7 @@ impl FromStr for TargetSpec {
             });
         }
         if let Some(url) = s.strip_prefix("url:") {
-            crate::bench::Target::parse(url).map_err(|e| e.0)?;
+            HttpUrl::parse(url).map_err(|e| e.to_string())?;
             return Ok(TargetSpec::Url {
                 url: url.trim_end_matches('/').to_string(),
             });

@@ -4,72 +4,39 @@
 //! server worker simply blocks in connect, write or read until then.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
 use super::content::{Content, BLOCK};
+use crate::net::url::{HttpUrl, UrlError};
 
 /// Largest response head or small JSON body read into memory.
 const MAX_SMALL: usize = 64 * 1024;
 /// Largest directory listing read into memory.
 const MAX_LISTING: u64 = 64 << 20;
+/// Where the file API lives when a URL names no path.
+pub const FILES_PREFIX: &str = "/files/";
 
-/// Where the file API lives: address, Host header, and the path prefix
-/// that names are appended to (normally `/files/`).
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub addr: SocketAddr,
-    pub host: String,
-    pub prefix: String,
-}
-
-impl Endpoint {
-    pub fn local(addr: SocketAddr) -> Endpoint {
-        Endpoint {
-            addr,
-            host: addr.to_string(),
-            prefix: "/files/".into(),
-        }
-    }
-
-    /// Parses `http://HOST:PORT[/PREFIX/]`; without a path the prefix is
-    /// `/files/`.
-    pub fn parse(url: &str) -> std::result::Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("--url {url}: only http:// URLs are supported"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
+/// Parses `--url http://HOST:PORT[/PREFIX/]`: the file API's address, and
+/// in `path` the prefix that names are appended to (`/files/` when the
+/// URL has no path).
+pub fn files_url(url: &str) -> std::result::Result<HttpUrl, String> {
+    let mut u = HttpUrl::parse(url).map_err(|e| {
+        let why = match e {
+            UrlError::Https | UrlError::NotHttp(_) => "only http:// URLs are supported".into(),
+            UrlError::NoHost(_) => "no host".into(),
+            UrlError::Unresolved { authority, .. } => format!("cannot resolve {authority}"),
+            other => other.to_string(),
         };
-        if authority.is_empty() {
-            return Err(format!("--url {url}: no host"));
-        }
-        let with_port = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.contains(']'))
-        {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
-        let addr = with_port
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| format!("--url {url}: cannot resolve {authority}"))?;
-        let prefix = match path.trim_end_matches('/') {
-            "" => "/files/".to_string(),
-            p => format!("{p}/"),
-        };
-        Ok(Endpoint {
-            addr,
-            host: authority.to_string(),
-            prefix,
-        })
-    }
+        format!("--url {url}: {why}")
+    })?;
+    u.path = match u.path.trim_end_matches('/') {
+        "" => FILES_PREFIX.to_string(),
+        p => format!("{p}/"),
+    };
+    Ok(u)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,11 +70,11 @@ pub struct Uploaded {
 }
 
 /// Uploads `content` as `name`; returns the server's size and digest.
-pub fn upload(ep: &Endpoint, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
+pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
     let mut c = Conn::open(ep, deadline)?;
     let head = format!(
         "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        ep.prefix, ep.host, content.len
+        ep.path, ep.host_header(), content.len
     );
     let sent = c
         .send(head.as_bytes())
@@ -129,12 +96,13 @@ pub fn upload(ep: &Endpoint, name: &str, content: &Content, deadline: Instant) -
 }
 
 /// Downloads `name`; returns its length and SHA-256, hashed as it arrives.
-pub fn download(ep: &Endpoint, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
+pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
     let mut c = Conn::open(ep, deadline)?;
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -150,7 +118,7 @@ pub fn download(ep: &Endpoint, name: &str, deadline: Instant) -> Result<(u64, [u
 
 /// Reads `len` bytes of `name` from `start` with a Range request.
 pub fn read_range(
-    ep: &Endpoint,
+    ep: &HttpUrl,
     name: &str,
     start: u64,
     len: u64,
@@ -161,7 +129,7 @@ pub fn read_range(
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nRange: bytes={start}-{end}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path, ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -179,12 +147,13 @@ pub fn read_range(
 }
 
 /// Deletes `name`; returns the status (204, or 404 if it was not there).
-pub fn delete(ep: &Endpoint, name: &str, deadline: Instant) -> Result<u16> {
+pub fn delete(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<u16> {
     let mut c = Conn::open(ep, deadline)?;
     c.send(
         format!(
             "DELETE {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -194,7 +163,7 @@ pub fn delete(ep: &Endpoint, name: &str, deadline: Instant) -> Result<u16> {
 }
 
 /// The names listed by `GET {prefix}`.
-pub fn list(ep: &Endpoint, deadline: Instant) -> Result<Vec<String>> {
+pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
     #[derive(serde::Deserialize)]
     struct Entry {
         name: String,
@@ -207,7 +176,8 @@ pub fn list(ep: &Endpoint, deadline: Instant) -> Result<Vec<String>> {
     c.send(
         format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -246,7 +216,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn open(ep: &Endpoint, deadline: Instant) -> Result<Conn> {
+    fn open(ep: &HttpUrl, deadline: Instant) -> Result<Conn> {
         let stream = TcpStream::connect_timeout(&ep.addr, remaining(deadline)?)?;
         let _ = stream.set_nodelay(true);
         Ok(Conn {

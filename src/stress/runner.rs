@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::client::{self, Endpoint};
+use super::client;
 use super::content::{self, mix, Content};
 use super::matrix::{Cell, Matrix, Op};
 use super::output::{Report, Row, SCHEMA};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
+use crate::net::url::HttpUrl;
 use crate::server::Model;
 
 /// Bytes read back from a random place of every uploaded file.
@@ -32,7 +33,7 @@ pub enum Target {
     /// Start `loadlab serve` for every (model, workers) of the matrix.
     Spawn,
     /// A running server that speaks the file API.
-    Url { url: String, endpoint: Endpoint },
+    Url { url: String, endpoint: HttpUrl },
 }
 
 #[derive(Debug, Clone)]
@@ -206,7 +207,7 @@ impl Run<'_> {
     /// matrix's order. `Err(why)`: the server did not start, and every
     /// client of every cell fails with that reason, so the table still
     /// has a row for each cell.
-    fn server_cells(&mut self, ep: Result<&Endpoint, &str>, server: Option<(Model, usize)>) {
+    fn server_cells(&mut self, ep: Result<&HttpUrl, &str>, server: Option<(Model, usize)>) {
         let m = self.cfg.matrix.clone();
         for &size in &m.sizes {
             for &clients in &m.clients {
@@ -258,7 +259,7 @@ impl Run<'_> {
     }
 
     /// Runs one cell: all clients start together; each is timed alone.
-    fn transfer(&self, ep: &Endpoint, cell: &Cell) -> Vec<Outcome> {
+    fn transfer(&self, ep: &HttpUrl, cell: &Cell) -> Vec<Outcome> {
         let go = Barrier::new(cell.clients);
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..cell.clients)
@@ -285,7 +286,7 @@ impl Run<'_> {
         })
     }
 
-    fn client(&self, ep: &Endpoint, op: Op, i: usize, size: u64) -> Outcome {
+    fn client(&self, ep: &HttpUrl, op: Op, i: usize, size: u64) -> Outcome {
         let name = self.name(i, size);
         let content = self.content(i, size);
         let want = self.digests.get(&content).copied().unwrap_or_default();
@@ -323,7 +324,7 @@ impl Run<'_> {
     /// is not.
     fn read_back(
         &self,
-        ep: &Endpoint,
+        ep: &HttpUrl,
         name: &str,
         content: &Content,
         i: usize,
@@ -346,7 +347,7 @@ impl Run<'_> {
     }
 
     /// Uploads (untimed) the files a download cell needs that are missing.
-    fn setup(&mut self, ep: &Endpoint, cell: &Cell, present: &mut [bool]) {
+    fn setup(&mut self, ep: &HttpUrl, cell: &Cell, present: &mut [bool]) {
         let missing: Vec<usize> = (0..cell.clients).filter(|&i| !present[i]).collect();
         let deadline = Instant::now() + self.cfg.timeout;
         let results: Vec<bool> = std::thread::scope(|s| {
@@ -376,7 +377,7 @@ impl Run<'_> {
     /// Deletes this pair's files; a file that stays is a leftover. One
     /// deadline for the whole pass, no longer than the transfer timeout, so
     /// a server that stopped answering cannot hold the run up for long.
-    fn cleanup(&mut self, ep: &Endpoint, size: u64, clients: usize) {
+    fn cleanup(&mut self, ep: &HttpUrl, size: u64, clients: usize) {
         let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout);
         for i in 0..clients {
             let name = self.name(i, size);

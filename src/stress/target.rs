@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::client::{self, Endpoint};
+use super::client::{self, FILES_PREFIX};
+use crate::net::url::HttpUrl;
 use crate::server::handlers::files::stale::is_temp_name;
 use crate::server::Model;
 
@@ -30,7 +31,7 @@ const PROBE_PAUSE: Duration = Duration::from_millis(50);
 
 pub struct SpawnedServer {
     child: Child,
-    pub endpoint: Endpoint,
+    pub endpoint: HttpUrl,
     pub files_dir: PathBuf,
 }
 
@@ -84,12 +85,12 @@ impl SpawnedServer {
             .and_then(|a| a.parse().ok());
         let mut server = SpawnedServer {
             child,
-            endpoint: Endpoint::local(SocketAddr::from(([127, 0, 0, 1], 0))),
+            endpoint: HttpUrl::local(SocketAddr::from(([127, 0, 0, 1], 0)), FILES_PREFIX),
             files_dir: files_dir.to_path_buf(),
         };
         let ready = match addr {
             Some(a) => {
-                server.endpoint = Endpoint::local(a);
+                server.endpoint = HttpUrl::local(a, FILES_PREFIX);
                 server.wait_ready(until)
             }
             None => Err("it printed no address".to_string()),

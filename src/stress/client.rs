@@ -2,6 +2,7 @@
 //! transfer, bodies streamed (never held whole in memory), every wait
 //! bounded by the transfer's deadline. A client that has to queue for a
 //! server worker simply blocks in connect, write or read until then.
+//! Addresses are `net::url`'s, responses are read by `net::response`.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -10,9 +11,10 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use super::content::{Content, BLOCK};
+use crate::net::response::{ReadError, ResponseHead, ResponseReader};
 use crate::net::url::{HttpUrl, UrlError};
 
-/// Largest response head or small JSON body read into memory.
+/// Largest small JSON body (an upload's answer, an error) read into memory.
 const MAX_SMALL: usize = 64 * 1024;
 /// Largest directory listing read into memory.
 const MAX_LISTING: u64 = 64 << 20;
@@ -51,6 +53,15 @@ pub enum ClientError {
     Protocol(String),
 }
 
+impl From<ReadError> for ClientError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Io(e) => e.into(),
+            other => ClientError::Protocol(other.to_string()),
+        }
+    }
+}
+
 impl From<io::Error> for ClientError {
     fn from(e: io::Error) -> Self {
         match e.kind() {
@@ -71,7 +82,7 @@ pub struct Uploaded {
 
 /// Uploads `content` as `name`; returns the server's size and digest.
 pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     let head = format!(
         "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         ep.path, ep.host_header(), content.len
@@ -97,7 +108,7 @@ pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) ->
 
 /// Downloads `name`; returns its length and SHA-256, hashed as it arrives.
 pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -110,9 +121,9 @@ pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8
     if h.status != 200 {
         return Err(ClientError::Status(h.status));
     }
-    let len = h.length()?;
+    let len = length(&h)?;
     let mut hasher = Sha256::new();
-    c.read_body(len, |b| hasher.update(b))?;
+    c.read_body(|b| hasher.update(b))?;
     Ok((len, hasher.finalize().into()))
 }
 
@@ -124,7 +135,7 @@ pub fn read_range(
     len: u64,
     deadline: Instant,
 ) -> Result<Vec<u8>> {
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     let end = start + len.max(1) - 1;
     c.send(
         format!(
@@ -137,18 +148,18 @@ pub fn read_range(
     if h.status != 206 {
         return Err(ClientError::Status(h.status));
     }
-    let n = h.length()?;
+    let n = length(&h)?;
     if n > MAX_SMALL as u64 * 16 {
         return Err(ClientError::Protocol(format!("range answer of {n} bytes")));
     }
     let mut out = Vec::with_capacity(n as usize);
-    c.read_body(n, |b| out.extend_from_slice(b))?;
+    c.read_body(|b| out.extend_from_slice(b))?;
     Ok(out)
 }
 
 /// Deletes `name`; returns the status (204, or 404 if it was not there).
 pub fn delete(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<u16> {
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "DELETE {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -172,7 +183,7 @@ pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
     struct Listing {
         files: Vec<Entry>,
     }
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -185,58 +196,75 @@ pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
     if h.status != 200 {
         return Err(ClientError::Status(h.status));
     }
-    let n = h.length()?;
+    let n = length(&h)?;
     if n > MAX_LISTING {
         return Err(ClientError::Protocol(format!("{n}-byte listing")));
     }
     let mut body = Vec::new();
-    c.read_body(n, |b| body.extend_from_slice(b))?;
+    c.read_body(|b| body.extend_from_slice(b))?;
     let l: Listing = serde_json::from_slice(&body)
         .map_err(|e| ClientError::Protocol(format!("listing: {e}")))?;
     Ok(l.files.into_iter().map(|e| e.name).collect())
 }
 
-struct Head {
-    status: u16,
-    content_length: Option<u64>,
+/// The body length a response must announce: the file API sends
+/// Content-Length, and a transfer is checked against it.
+fn length(h: &ResponseHead) -> Result<u64> {
+    h.body_length
+        .ok_or_else(|| ClientError::Protocol("response without Content-Length".into()))
 }
 
-impl Head {
-    fn length(&self) -> Result<u64> {
-        self.content_length
-            .ok_or_else(|| ClientError::Protocol("response without Content-Length".into()))
+/// A socket whose every read and write is bounded by what is left of one
+/// deadline.
+struct Deadlined {
+    stream: TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined {
+    fn arm(&self) -> io::Result<()> {
+        let left = remaining(self.deadline)?;
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.set_write_timeout(Some(left))
     }
 }
 
-struct Conn {
-    stream: TcpStream,
-    deadline: Instant,
-    /// Bytes read past the head: the start of the body.
-    extra: Vec<u8>,
+impl Read for Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.read(buf)
+    }
 }
 
-impl Conn {
-    fn open(ep: &HttpUrl, deadline: Instant) -> Result<Conn> {
+impl Write for Deadlined {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// One request and its response on a connection of their own.
+struct Exchange {
+    io: Deadlined,
+    response: ResponseReader,
+}
+
+impl Exchange {
+    fn open(ep: &HttpUrl, deadline: Instant) -> Result<Exchange> {
         let stream = TcpStream::connect_timeout(&ep.addr, remaining(deadline)?)?;
         let _ = stream.set_nodelay(true);
-        Ok(Conn {
-            stream,
-            deadline,
-            extra: Vec::new(),
+        Ok(Exchange {
+            io: Deadlined { stream, deadline },
+            response: ResponseReader::new(false),
         })
     }
 
-    /// Bounds the next blocking call by what is left of the deadline.
-    fn arm(&self) -> Result<()> {
-        let left = remaining(self.deadline)?;
-        self.stream.set_read_timeout(Some(left))?;
-        self.stream.set_write_timeout(Some(left))?;
-        Ok(())
-    }
-
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        self.arm()?;
-        self.stream.write_all(bytes)?;
+        self.io.write_all(bytes)?;
         Ok(())
     }
 
@@ -252,92 +280,38 @@ impl Conn {
         Ok(())
     }
 
-    fn read_head(&mut self) -> Result<Head> {
-        let mut buf = std::mem::take(&mut self.extra);
-        let mut chunk = [0u8; 4096];
-        loop {
-            let mut headers = [httparse::EMPTY_HEADER; 64];
-            let mut resp = httparse::Response::new(&mut headers);
-            match resp.parse(&buf) {
-                Ok(httparse::Status::Complete(n)) => {
-                    let status = resp.code.unwrap_or(0);
-                    let content_length = resp
-                        .headers
-                        .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| std::str::from_utf8(h.value).ok())
-                        .and_then(|v| v.trim().parse().ok());
-                    self.extra = buf[n..].to_vec();
-                    if (100..200).contains(&status) {
-                        buf = std::mem::take(&mut self.extra);
-                        continue;
-                    }
-                    return Ok(Head {
-                        status,
-                        content_length,
-                    });
-                }
-                Ok(httparse::Status::Partial) if buf.len() < MAX_SMALL => {}
-                Ok(httparse::Status::Partial) => {
-                    return Err(ClientError::Protocol("response head too large".into()))
-                }
-                Err(e) => return Err(ClientError::Protocol(format!("response head: {e}"))),
-            }
-            self.arm()?;
-            match self.stream.read(&mut chunk)? {
-                0 => {
-                    return Err(ClientError::Protocol(
-                        "connection closed before a response".into(),
-                    ))
-                }
-                n => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
+    fn read_head(&mut self) -> Result<ResponseHead> {
+        Ok(self.response.read_head(&mut self.io)?)
     }
 
-    /// Streams exactly `len` body bytes into `f`.
-    fn read_body(&mut self, len: u64, mut f: impl FnMut(&[u8])) -> Result<()> {
-        let first = std::mem::take(&mut self.extra);
-        let take = first.len().min(len as usize);
-        f(&first[..take]);
-        let mut left = len - take as u64;
-        let mut buf = vec![0u8; BLOCK];
-        while left > 0 {
-            self.arm()?;
-            let want = left.min(BLOCK as u64) as usize;
-            match self.stream.read(&mut buf[..want]) {
-                Ok(0) => {
-                    return Err(ClientError::Protocol(format!(
-                        "body ended {left} bytes early"
-                    )))
-                }
-                Ok(n) => {
-                    f(&buf[..n]);
-                    left -= n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
+    /// Streams the body into `f`; returns its length.
+    fn read_body(&mut self, f: impl FnMut(&[u8])) -> Result<u64> {
+        Ok(self.response.read_body(&mut self.io, f)?)
     }
 
     /// A small body (JSON, error text), bounded.
-    fn read_small(&mut self, h: &Head) -> Result<Vec<u8>> {
-        let n = h.content_length.unwrap_or(0);
-        if n > MAX_SMALL as u64 {
-            return Err(ClientError::Protocol(format!("unexpected {n}-byte body")));
+    fn read_small(&mut self, h: &ResponseHead) -> Result<Vec<u8>> {
+        let too_large = |n: u64| ClientError::Protocol(format!("unexpected {n}-byte body"));
+        if let Some(n) = h.body_length.filter(|&n| n > MAX_SMALL as u64) {
+            return Err(too_large(n));
         }
-        let mut out = Vec::with_capacity(n as usize);
-        self.read_body(n, |b| out.extend_from_slice(b))?;
+        let mut out = Vec::new();
+        let n = self.read_body(|b| {
+            if out.len() <= MAX_SMALL {
+                out.extend_from_slice(b)
+            }
+        })?;
+        if n > MAX_SMALL as u64 {
+            return Err(too_large(n));
+        }
         Ok(out)
     }
 }
 
-fn remaining(deadline: Instant) -> Result<Duration> {
+fn remaining(deadline: Instant) -> io::Result<Duration> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
-        return Err(ClientError::Timeout);
+        return Err(io::ErrorKind::TimedOut.into());
     }
     Ok(left)
 }

@@ -57,7 +57,7 @@ pub struct StressArgs {
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
     pub out: PathBuf,
     /// Where the run makes its scratch directory (created if missing):
-    /// the upload directories and logs of the servers it starts. Client
+    /// the upload directories of the servers it starts. Client
     /// files are generated from a seed as they are sent, never stored.
     /// Removed at the end. Default: the system's temporary directory
     /// ($TMPDIR or /tmp).

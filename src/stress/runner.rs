@@ -43,7 +43,7 @@ pub struct StressConfig {
     /// How long one client may take for one transfer, waiting included.
     pub timeout: Duration,
     /// Where the run makes its scratch directory (spawned servers' upload
-    /// directories and logs); None: the system's temporary directory.
+    /// directories); None: the system's temporary directory.
     pub scratch: Option<PathBuf>,
 }
 
@@ -171,17 +171,15 @@ impl Run<'_> {
     fn with_spawned(&mut self, scratch: &Path, model: Model, workers: usize) {
         let tag = format!("{model}-{workers}");
         let dir = scratch.join(format!("files-{tag}"));
-        let log = scratch.join(format!("server-{tag}.log"));
         // The largest file plus room, so the limit never decides a cell.
         let max_upload = self.cfg.matrix.max_size().saturating_add(1 << 20);
-        let server = match SpawnedServer::start(model, workers, &dir, max_upload, &log) {
+        let server = match SpawnedServer::start(model, workers, &dir, max_upload) {
             Ok(s) => s,
             Err(e) => {
                 let why = format!("{e:#}");
                 self.notes.push(why.clone());
                 self.server_cells(Err(&why), Some((model, workers)));
                 let _ = std::fs::remove_dir_all(&dir);
-                let _ = std::fs::remove_file(&log);
                 return;
             }
         };
@@ -200,7 +198,6 @@ impl Run<'_> {
         self.leftover_temp_files += temps;
         self.leftover_files += others;
         let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_file(&log);
     }
 
     /// Every (size, clients) cell pair against one server, in the

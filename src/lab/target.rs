@@ -214,7 +214,7 @@ impl Running {
             }
             TargetSpec::Nginx { .. } => {
                 let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
-                let mut opts = NginxOptions::new(&ctx.docroot);
+                let mut opts = NginxOptions::new(&ctx.docroot, crate::server::LISTEN_BACKLOG);
                 opts.workers = spec.workers(workers);
                 opts.affinity = cpus;
                 let n = Nginx::start_until(&bin, &opts, stop)?;

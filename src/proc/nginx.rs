@@ -61,10 +61,16 @@ pub struct NginxOptions {
     pub max_body: String,
     /// Restrict the whole nginx process tree to the first N CPUs.
     pub affinity: Option<usize>,
+    /// The listen backlog. A comparison passes the one loadlab's models
+    /// use, so that it measures the servers, not the kernel options
+    /// (nginx's default of 511 would make E3's 10,000 simultaneous
+    /// connects a test of SYN retransmits).
+    pub backlog: i32,
 }
 
 impl NginxOptions {
-    pub fn new(docroot: impl Into<PathBuf>) -> Self {
+    /// One worker, no logging, `backlog` as the listen backlog.
+    pub fn new(docroot: impl Into<PathBuf>, backlog: i32) -> Self {
         NginxOptions {
             workers: 1,
             docroot: docroot.into(),
@@ -72,6 +78,7 @@ impl NginxOptions {
             cpus: None,
             max_body: "1g".into(),
             affinity: None,
+            backlog,
         }
     }
 }
@@ -213,14 +220,13 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
     }
     let _ = writeln!(c, "  types {{ text/html html htm; text/plain txt; application/json json; }}\n  default_type application/octet-stream;");
     // The listening socket set up as loadlab's models set up theirs, so
-    // that a comparison measures the servers, not the kernel options:
-    // the same backlog (both capped by net.core.somaxconn; nginx's default
-    // of 511 would make E3's 10,000 simultaneous connects a test of SYN
-    // retransmits) and TCP_DEFER_ACCEPT (`deferred`).
+    // that a comparison measures the servers, not the kernel options: the
+    // caller's backlog (capped by net.core.somaxconn for both) and
+    // TCP_DEFER_ACCEPT (`deferred`).
     let _ = writeln!(
         c,
         "  server {{ listen 127.0.0.1:{port} backlog={} deferred; server_name _; root {}; location / {{ }} }}\n}}",
-        crate::server::LISTEN_BACKLOG,
+        opts.backlog,
         opts.docroot.display()
     );
     c

@@ -14,7 +14,7 @@ fn start_nginx(log: bool) -> (Nginx, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
     loadlab::server::handlers::write_embedded_docroot(&root).unwrap();
-    let mut opts = NginxOptions::new(&root);
+    let mut opts = NginxOptions::new(&root, loadlab::server::LISTEN_BACKLOG);
     opts.workers = 2;
     if log {
         opts.access_log = Some(dir.path().join("access.log"));

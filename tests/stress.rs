@@ -507,20 +507,31 @@ fn scratch_flag_holds_the_run_and_is_left_empty() {
     );
 }
 
+/// Starts `loadlab stress` in the background: uploads and downloads by
+/// 1 and 2 clients against servers of `model`, with `args` for the rest.
+fn spawn_stress(tmp: &Path, out_dir: &Path, args: &[&str], model: &str) -> std::process::Child {
+    Command::new(loadlab_bin())
+        .args(["stress", "--ops", "upload,download", "--clients", "1,2"])
+        .args(args)
+        .args(["--models", model, "--timeout", "30s", "--out"])
+        .arg(out_dir)
+        .env("TMPDIR", tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_killed_stress_takes_its_server_with_it() {
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let mut job = Command::new(loadlab_bin())
-        .args(["stress", "--ops", "upload,download", "--sizes", "4M"])
-        .args(["--clients", "1,2", "--server-workers", "1,2,3,4"])
-        .args(["--models", "thread-pool", "--timeout", "30s", "--out"])
-        .arg(out_dir.path())
-        .env("TMPDIR", tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut job = spawn_stress(
+        tmp.path(),
+        out_dir.path(),
+        &["--sizes", "4M", "--server-workers", "1,2,3,4"],
+        "thread-pool",
+    );
     let pid = job.id() as i32;
     let mut servers = Vec::new();
     let found = wait_until(Duration::from_secs(30), || {
@@ -531,15 +542,6 @@ fn a_killed_stress_takes_its_server_with_it() {
     let stress = nix::unistd::Pid::from_raw(pid);
     nix::sys::signal::kill(stress, nix::sys::signal::Signal::SIGSTOP).unwrap();
     servers = descendants(pid);
-    let alive = |p: i32| {
-        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-    };
     let running: Vec<i32> = servers.iter().copied().filter(|&p| alive(p)).collect();
     job.kill().unwrap();
     job.wait().unwrap();
@@ -549,5 +551,77 @@ fn a_killed_stress_takes_its_server_with_it() {
             .iter()
             .any(|&p| alive(p))),
         "servers {running:?} outlived the killed stress"
+    );
+}
+
+/// Whether `pid` runs (exists and is not a zombie).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn a_server_whose_master_died_leaves_no_workers_behind() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut job = spawn_stress(
+        tmp.path(),
+        out_dir.path(),
+        &["--sizes", "8M", "--server-workers", "2,3,4,5"],
+        "prefork",
+    );
+    let pid = job.id() as i32;
+    // A prefork server with its workers forked: stress's child, whose
+    // own children are the workers.
+    let master_with_workers = || {
+        child_pids(pid)
+            .into_iter()
+            .map(|m| (m, child_pids(m)))
+            .find(|(_, w)| w.len() >= 2)
+    };
+    let mut server = None;
+    let found = wait_until(Duration::from_secs(30), || {
+        server = master_with_workers();
+        server.is_some()
+    });
+    // Frozen, stress cannot stop that server before its master is killed.
+    kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
+    let server = master_with_workers().or(server);
+    let (master, workers) = server.clone().unwrap_or_default();
+    if found {
+        kill(Pid::from_raw(master), Signal::SIGKILL).unwrap();
+    }
+    kill(Pid::from_raw(pid), Signal::SIGCONT).unwrap();
+    // The orphaned workers go on serving, so stress finishes its cells,
+    // then stops what is left of that server's process group.
+    let finished = wait_until(Duration::from_secs(60), || {
+        job.try_wait().unwrap().is_some()
+    });
+    let gone = wait_until(Duration::from_secs(10), || {
+        !workers.iter().any(|&w| alive(w))
+    });
+    let left: Vec<i32> = workers.iter().copied().filter(|&w| alive(w)).collect();
+    for &w in &left {
+        let _ = kill(Pid::from_raw(w), Signal::SIGKILL);
+    }
+    if !finished {
+        let _ = job.kill();
+    }
+    let _ = job.wait();
+    assert!(found, "no prefork server with workers was seen");
+    assert!(
+        finished,
+        "stress did not finish after its server's master died"
+    );
+    assert!(
+        gone,
+        "workers {left:?} of the killed master {master} outlived stress"
     );
 }

@@ -2,101 +2,23 @@
 //! (built once), and the load shape (count or duration, concurrency,
 //! keep-alive, open-loop rate).
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
 
+use crate::net::url::HttpUrl;
+
 /// Highest `--rate`: one request per nanosecond of the schedule.
 pub const MAX_RATE: f64 = 1e9;
 
-/// A parsed `http://host[:port]/path?query` target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub host: String,
-    pub port: u16,
-    /// Path and query, as sent on the request line.
-    pub path: String,
-    pub addr: SocketAddr,
-}
-
-/// A target or option that cannot work; the CLI turns it into exit code 2.
+/// An option that cannot work; the CLI turns it into exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(msg.into()))
-}
-
-impl Target {
-    /// Parses and resolves a URL. Only plain http is supported.
-    pub fn parse(url: &str) -> Result<Target, ConfigError> {
-        let lower = url.to_ascii_lowercase();
-        if lower.starts_with("https://") {
-            return err("https is not supported yet; use an http:// URL");
-        }
-        let Some(rest) = url.get(7..).filter(|_| lower.starts_with("http://")) else {
-            return err(format!(
-                "invalid URL '{url}': expected http://host[:port]/path"
-            ));
-        };
-        let (authority, path) = match rest.find(['/', '?']) {
-            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
-            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
-            None => (rest, "/".to_string()),
-        };
-        if authority.contains('@') {
-            return err(format!(
-                "invalid URL '{url}': user info is not supported; use -A user:pass"
-            ));
-        }
-        let (host, port) = split_host_port(authority)
-            .ok_or_else(|| ConfigError(format!("invalid URL '{url}': bad host or port")))?;
-        if host.is_empty() {
-            return err(format!("invalid URL '{url}': no host"));
-        }
-        if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            return err(format!(
-                "invalid URL '{url}': the path has spaces or control characters"
-            ));
-        }
-        let addr = (host.trim_start_matches('[').trim_end_matches(']'), port)
-            .to_socket_addrs()
-            .map_err(|e| ConfigError(format!("cannot resolve '{host}': {e}")))?
-            .next()
-            .ok_or_else(|| ConfigError(format!("cannot resolve '{host}'")))?;
-        Ok(Target {
-            host: host.to_string(),
-            port,
-            path,
-            addr,
-        })
-    }
-
-    /// The Host header value: the port is left out when it is the default.
-    pub fn host_header(&self) -> String {
-        if self.port == 80 {
-            self.host.clone()
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
-    }
-}
-
-fn split_host_port(a: &str) -> Option<(&str, u16)> {
-    if let Some(end) = a.strip_prefix('[').and_then(|r| r.find(']')) {
-        let host = &a[..end + 2];
-        return match &a[end + 2..] {
-            "" => Some((host, 80)),
-            p => p.strip_prefix(':')?.parse().ok().map(|p| (host, p)),
-        };
-    }
-    match a.rsplit_once(':') {
-        Some((h, p)) => p.parse().ok().filter(|&p| p != 0).map(|p| (h, p)),
-        None => Some((a, 80)),
-    }
 }
 
 /// The request every connection sends, and how it is framed.
@@ -119,7 +41,7 @@ impl RequestSpec {
     /// Builds the request bytes once. HTTP/1.0 as ab sends it, so a server
     /// sees the same thing from ab and from loadlab; keep-alive is asked for
     /// with `Connection: Keep-Alive` exactly as ab does with -k.
-    pub fn encode(&self, target: &Target) -> Bytes {
+    pub fn encode(&self, target: &HttpUrl) -> Bytes {
         let mut s = format!("{} {} HTTP/1.0\r\n", self.method, target.path);
         if self.keep_alive {
             s.push_str("Connection: Keep-Alive\r\n");
@@ -173,7 +95,7 @@ impl RequestSpec {
 /// The load shape of one run.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
-    pub target: Target,
+    pub target: HttpUrl,
     pub request: RequestSpec,
     /// Exactly this many requests (with a duration, at most this many).
     pub requests: Option<u64>,
@@ -235,8 +157,8 @@ impl BenchConfig {
 mod tests {
     use super::*;
 
-    fn target() -> Target {
-        Target::parse("http://127.0.0.1:8080/p?q=1").unwrap()
+    fn target() -> HttpUrl {
+        HttpUrl::parse("http://127.0.0.1:8080/p?q=1").unwrap()
     }
 
     /// Parses encoded request bytes: method, path, headers in order, body.
@@ -307,7 +229,7 @@ mod tests {
         assert_eq!(values(&h, "accept"), ["text/html"]);
         assert_eq!(values(&h, "x-trace"), ["abc"]);
         // The default port is left out of the Host header.
-        let t = Target::parse("http://127.0.0.1/").unwrap();
+        let t = HttpUrl::parse("http://127.0.0.1/").unwrap();
         let (_, _, h, _) = decode(&get().encode(&t));
         assert_eq!(values(&h, "host"), ["127.0.0.1"]);
     }
@@ -355,23 +277,5 @@ mod tests {
         assert!(r
             .encode(&target())
             .starts_with(b"PATCH /p?q=1 HTTP/1.0\r\n"));
-    }
-
-    #[test]
-    fn parses_urls_and_refuses_https() {
-        let t = Target::parse("http://127.0.0.1:8080/a?b=1").unwrap();
-        assert_eq!(
-            (t.host.as_str(), t.port, t.path.as_str()),
-            ("127.0.0.1", 8080, "/a?b=1")
-        );
-        let t = Target::parse("http://127.0.0.1:9").unwrap();
-        assert_eq!(t.path, "/");
-        assert!(Target::parse("https://127.0.0.1/")
-            .unwrap_err()
-            .0
-            .contains("https"));
-        assert!(Target::parse("ftp://x/").is_err());
-        assert!(Target::parse("http://127.0.0.1:99999/").is_err());
-        assert!(Target::parse("127.0.0.1/").is_err());
     }
 }

@@ -12,7 +12,7 @@ pub mod stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-pub use config::{BenchConfig, ConfigError, RequestSpec, Target};
+pub use config::{BenchConfig, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 

@@ -331,11 +331,12 @@ impl BenchJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::config::{RequestSpec, Target};
+    use crate::bench::config::RequestSpec;
+    use crate::net::url::HttpUrl;
 
     fn result(rate: Option<f64>, accept_variable_length: bool) -> BenchResult {
         let cfg = BenchConfig {
-            target: Target::parse("http://127.0.0.1:9/").unwrap(),
+            target: HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
             request: RequestSpec {
                 method: "GET".into(),
                 ..RequestSpec::default()

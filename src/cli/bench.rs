@@ -10,7 +10,8 @@ use clap::Args;
 use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
 use crate::bench::render::{percentile_csv, render, Format};
-use crate::bench::{self, BenchConfig, RequestSpec, Target};
+use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::net::url::HttpUrl;
 use crate::server::Shutdown;
 
 // Numeric flags take negative numbers (durations: anything starting with
@@ -115,7 +116,7 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 impl BenchArgs {
     /// Second stage: files read, values checked, config built.
     pub fn into_config(self) -> anyhow::Result<(BenchConfig, Options)> {
-        let target = Target::parse(&self.url).map_err(|e| usage(e.0))?;
+        let target = HttpUrl::parse(&self.url).map_err(|e| usage(e.to_string()))?;
         let read = |p: &PathBuf, what: &str| {
             std::fs::read(p)
                 .map_err(|e| usage(format!("cannot read {what} file {}: {e}", p.display())))

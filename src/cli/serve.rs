@@ -131,8 +131,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     write!(
         out,
-        "listening on http://{local} model={} workers={}",
-        cfg.model, cfg.workers
+        "{}{local} model={} workers={}",
+        crate::proc::child::STARTUP_PREFIX,
+        cfg.model,
+        cfg.workers
     )?;
     if let Some(dir) = &cfg.app.files_dir {
         write!(out, " files={}", dir.display())?;

@@ -16,7 +16,7 @@ use crate::report;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::stress::size_label;
 use crate::server::Model;
-use crate::stress::{self, client::Endpoint, Matrix, Op, StressConfig, StressEvent, Target};
+use crate::stress::{self, client, Matrix, Op, StressConfig, StressEvent, Target};
 
 /// Most clients or server workers one cell may ask for: each client is a
 /// thread, each prefork worker a process.
@@ -56,7 +56,7 @@ pub struct StressArgs {
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
     pub out: PathBuf,
     /// Where the run makes its scratch directory (created if missing):
-    /// the upload directories and logs of the servers it starts. Client
+    /// the upload directories of the servers it starts. Client
     /// files are generated from a seed as they are sent, never stored.
     /// Removed at the end. Default: the system's temporary directory
     /// ($TMPDIR or /tmp).
@@ -128,7 +128,7 @@ impl StressArgs {
         let target = match self.url {
             None => Target::Spawn,
             Some(url) => {
-                let endpoint = Endpoint::parse(&url).map_err(UsageError)?;
+                let endpoint = client::files_url(&url).map_err(UsageError)?;
                 Target::Url { url, endpoint }
             }
         };

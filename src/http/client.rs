@@ -105,6 +105,8 @@ pub struct ResponseParser {
     memo: HeadMemo,
     head_request: bool,
     capture_server: bool,
+    /// `feed` returns once a final head is in (see `pause_after_head`).
+    pause_after_head: bool,
 }
 
 impl ResponseParser {
@@ -118,12 +120,30 @@ impl ResponseParser {
             memo: HeadMemo::default(),
             head_request,
             capture_server: false,
+            pause_after_head: false,
         }
     }
 
     /// Record the `Server` header of the next response.
     pub fn capture_server(&mut self, yes: bool) {
         self.capture_server = yes;
+    }
+
+    /// Make `feed` return as soon as a final head is in, before any of its
+    /// body: a blocking reader (`net::response`) decides from the status
+    /// what to do with the body, and `in_body` says what follows.
+    pub fn pause_after_head(&mut self, yes: bool) {
+        self.pause_after_head = yes;
+    }
+
+    /// Once a final head is in and its body has not ended: the status and
+    /// the body bytes still to come (None: chunked or until close).
+    pub fn in_body(&self) -> Option<(u16, Option<u64>)> {
+        match &self.state {
+            State::Head => None,
+            State::Body(Body::Length(n)) => Some((self.info.status, Some(*n))),
+            State::Body(_) => Some((self.info.status, None)),
+        }
     }
 
     /// Forget any partial response (a new connection starts).
@@ -143,6 +163,16 @@ impl ResponseParser {
     /// response completed, its description; bytes after it are left for the
     /// next call (pipelining).
     pub fn feed(&mut self, data: &[u8]) -> Result<(usize, Option<ResponseInfo>), ResponseError> {
+        self.feed_with(data, |_| {})
+    }
+
+    /// `feed`, handing the body's bytes (transfer coding removed) to
+    /// `on_body` as they pass.
+    pub fn feed_with(
+        &mut self,
+        data: &[u8],
+        mut on_body: impl FnMut(&[u8]),
+    ) -> Result<(usize, Option<ResponseInfo>), ResponseError> {
         let mut used = 0;
         loop {
             match &mut self.state {
@@ -155,9 +185,13 @@ impl ResponseParser {
                     if let Some(done) = self.body_or_done() {
                         return Ok((used, Some(done)));
                     }
+                    if self.pause_after_head && !matches!(self.state, State::Head) {
+                        return Ok((used, None));
+                    }
                 }
                 State::Body(Body::Length(remaining)) => {
                     let n = (*remaining).min((data.len() - used) as u64);
+                    on_body(&data[used..used + n as usize]);
                     *remaining -= n;
                     used += n as usize;
                     self.info.body_bytes += n;
@@ -188,6 +222,7 @@ impl ResponseParser {
                         {
                             ChunkStep::Framing(n) => off += n,
                             ChunkStep::Data(n) => {
+                                on_body(&input[off..off + n]);
                                 off += n;
                                 self.info.body_bytes += n as u64;
                             }
@@ -212,6 +247,7 @@ impl ResponseParser {
                     }
                 }
                 State::Body(Body::UntilClose) => {
+                    on_body(&data[used..]);
                     let n = (data.len() - used) as u64;
                     self.info.body_bytes += n;
                     self.info.wire_body_bytes += n;
@@ -445,6 +481,35 @@ mod tests {
         assert_eq!(parse_all(stream.as_bytes(), stream.len(), false), alone);
         assert_eq!(alone.len(), 11);
         assert!(!alone[2].keep_alive && alone[4].body_bytes == 3 && alone[5].status == 200);
+    }
+
+    #[test]
+    fn a_paused_parser_stops_at_the_head_and_hands_out_the_body() {
+        let stream = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
+        for step in [stream.len(), 1, 5] {
+            let mut p = ResponseParser::new(false);
+            p.pause_after_head(true);
+            let (mut heads, mut body, mut done) = (Vec::new(), Vec::new(), Vec::new());
+            for piece in stream.chunks(step) {
+                let mut off = 0;
+                while off < piece.len() {
+                    let (n, end) = p
+                        .feed_with(&piece[off..], |b| body.extend_from_slice(b))
+                        .unwrap();
+                    off += n;
+                    if let Some(info) = end {
+                        done.push(info.status);
+                        body.push(b'|');
+                    } else if heads.len() == done.len() {
+                        // The first sight of a head: none of its body yet.
+                        heads.extend(p.in_body().map(|(s, len)| (s, len, body.len())));
+                    }
+                }
+            }
+            assert_eq!(heads, [(200, None, 0), (201, Some(2), 6)], "step {step}");
+            assert_eq!(body, b"abcde|ok|", "step {step}");
+            assert_eq!(done, [200, 201]);
+        }
     }
 
     #[test]

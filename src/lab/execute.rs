@@ -11,6 +11,7 @@ use super::plan::{self, Instance, Load, PlannedRun, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
 use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::net::url::HttpUrl;
 use crate::proc::monitor::{self_cpu, Monitor};
 use crate::proc::nginx::{find_nginx, INSTALL_HINT};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
@@ -222,10 +223,10 @@ fn measure(
 ) -> RawRow {
     let mut row = record::run_row(run, 0, record::now_secs());
     let url = format!("{}{}", running.base, run.config.path);
-    let target = match crate::bench::Target::parse(&url) {
+    let target = match HttpUrl::parse(&url) {
         Ok(t) => t,
         Err(e) => {
-            row.error = e.0;
+            row.error = e.to_string();
             return row;
         }
     };

@@ -3,15 +3,14 @@
 //! on a free loopback port, stopped when dropped.
 
 use std::fmt;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::str::FromStr;
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::proc::child::{self, stderr_note, stop_group, StderrTail};
+use crate::net::url::HttpUrl;
+use crate::proc::child::{ChildServer, NoAddress};
 use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
 use crate::results::models::Model;
@@ -30,6 +29,8 @@ const CMD_PORT_ATTEMPTS: usize = 3;
 struct PortTaken(u16);
 /// How long `loadlab serve` may take to print its address.
 const MODEL_START_LIMIT: Duration = Duration::from_secs(15);
+/// How long a target gets to exit after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum TargetSpec {
@@ -91,7 +92,7 @@ impl FromStr for TargetSpec {
             });
         }
         if let Some(url) = s.strip_prefix("url:") {
-            crate::bench::Target::parse(url).map_err(|e| e.0)?;
+            HttpUrl::parse(url).map_err(|e| e.to_string())?;
             return Ok(TargetSpec::Url {
                 url: url.trim_end_matches('/').to_string(),
             });
@@ -170,7 +171,7 @@ pub struct Running {
     pub base: String,
     /// Root of the target's process tree, when we started it.
     pub pid: Option<u32>,
-    _proc: Option<Proc>,
+    _proc: Option<ChildServer>,
     _nginx: Option<Nginx>,
 }
 
@@ -190,29 +191,30 @@ impl Running {
                 let mut cmd = Command::new(&ctx.exe);
                 cmd.args(["serve", "--model", model.name(), "--addr", "127.0.0.1:0"]);
                 cmd.args(["--workers", &w.to_string()]);
-                child::prepare(&mut cmd, cpus)?;
-                let mut p = Proc::spawn(cmd, Stdio::piped())?;
-                let line = p.first_line(spec, stop)?;
-                let Some(addr) = line
-                    .strip_prefix("listening on ")
-                    .and_then(|r| r.split_whitespace().next())
-                else {
-                    let exit = p.exit_text();
-                    anyhow::bail!(
-                        "`loadlab serve` printed no address{exit}{}",
-                        stderr_note(&p.stderr)
-                    );
+                let mut p = ChildServer::spawn(cmd, cpus, Stdio::piped(), STOP_GRACE)?;
+                let addr = match p.startup_addr(MODEL_START_LIMIT, stop) {
+                    Ok(addr) => addr,
+                    Err(NoAddress::Interrupted) => {
+                        anyhow::bail!("interrupted while {spec} was starting")
+                    }
+                    Err(e @ NoAddress::TimedOut(_)) => {
+                        anyhow::bail!("`loadlab serve` {e}{}", p.stderr_note())
+                    }
+                    Err(e @ NoAddress::Missing) => {
+                        let exit = p.exit_text();
+                        anyhow::bail!("`loadlab serve` {e}{exit}{}", p.stderr_note())
+                    }
                 };
                 Ok(Running {
-                    base: addr.to_string(),
-                    pid: Some(p.child.id()),
+                    base: format!("http://{addr}"),
+                    pid: Some(p.pid()),
                     _proc: Some(p),
                     _nginx: None,
                 })
             }
             TargetSpec::Nginx { .. } => {
                 let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
-                let mut opts = NginxOptions::new(&ctx.docroot);
+                let mut opts = NginxOptions::new(&ctx.docroot, crate::server::LISTEN_BACKLOG);
                 opts.workers = spec.workers(workers);
                 opts.affinity = cpus;
                 let n = Nginx::start_until(&bin, &opts, stop)?;
@@ -258,13 +260,12 @@ impl Running {
         let mut cmd = Command::new("sh");
         // exec: the pid we watch and signal is the server's own.
         cmd.args(["-c", &format!("exec {line}")]);
-        child::prepare(&mut cmd, cpus)?;
-        let mut p = Proc::spawn(cmd, Stdio::null())?;
+        let mut p = ChildServer::spawn(cmd, cpus, Stdio::null(), STOP_GRACE)?;
         let addr = ([127, 0, 0, 1], port).into();
-        match wait_accepting(addr, CMD_START_LIMIT, &mut p.child, stop) {
+        match wait_accepting(addr, CMD_START_LIMIT, &mut p, stop) {
             Ok(()) => Ok(Running {
                 base: format!("http://127.0.0.1:{port}"),
-                pid: Some(p.child.id()),
+                pid: Some(p.pid()),
                 _proc: Some(p),
                 _nginx: None,
             }),
@@ -274,7 +275,7 @@ impl Running {
             Err(NotAccepting::Exited(status)) => {
                 let why = format!(
                     "it exited ({status}) before accepting connections on port {port}{}",
-                    stderr_note(&p.stderr)
+                    p.stderr_note()
                 );
                 // Someone else holds the port now: most likely that is
                 // why the command could not bind it.
@@ -285,86 +286,13 @@ impl Running {
             }
             Err(NotAccepting::TimedOut) => {
                 // Stopped first, so its last words are in the tail.
-                let tail = p.stderr.clone();
-                drop(p);
+                p.stop();
                 anyhow::bail!(
                     "nothing accepted connections on port {port} within {} s{}",
                     CMD_START_LIMIT.as_secs(),
-                    stderr_note(&tail)
+                    p.stderr_note()
                 )
             }
         }
-    }
-}
-
-/// A target process we started, stopped (its whole process group) on drop.
-#[derive(Debug)]
-struct Proc {
-    child: Child,
-    stderr: StderrTail,
-}
-
-impl Proc {
-    fn spawn(cmd: Command, stdout: Stdio) -> anyhow::Result<Proc> {
-        let (child, stderr) = child::spawn(cmd, stdout)?;
-        Ok(Proc { child, stderr })
-    }
-
-    /// The first line on stdout (`loadlab serve` prints its address
-    /// there), read on a thread so that Ctrl-C and a time limit can end
-    /// the wait. The thread then drains stdout for the server's life.
-    fn first_line(&mut self, spec: &TargetSpec, stop: &dyn Fn() -> bool) -> anyhow::Result<String> {
-        let stdout = self
-            .child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("no stdout to read {spec}'s address from"))?;
-        let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("target-stdout".into())
-            .spawn(move || {
-                let mut r = BufReader::new(stdout);
-                let mut line = String::new();
-                let _ = r.read_line(&mut line);
-                let _ = tx.send(line);
-                let _ = std::io::copy(&mut r, &mut std::io::sink());
-            })?;
-        let until = Instant::now() + MODEL_START_LIMIT;
-        loop {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(line) => return Ok(line),
-                // The reader ended without a line: the process is gone.
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(String::new()),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if stop() {
-                anyhow::bail!("interrupted while {spec} was starting");
-            }
-            if Instant::now() >= until {
-                anyhow::bail!(
-                    "`loadlab serve` printed no address within {} s{}",
-                    MODEL_START_LIMIT.as_secs(),
-                    stderr_note(&self.stderr)
-                );
-            }
-        }
-    }
-
-    /// ", exit status: 1" once the process has ended (it is given a moment
-    /// to), or nothing while it still runs.
-    fn exit_text(&mut self) -> String {
-        for _ in 0..20 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return format!(" ({status})");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        String::new()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        stop_group(&mut self.child);
     }
 }

@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::child::ChildServer;
 use super::ports::{free_port, wait_accepting, NotAccepting};
 
 /// What to tell the user when nginx is missing.
@@ -17,6 +18,9 @@ pub const INSTALL_HINT: &str =
 /// that is not a file means "nginx is not installed" (tests use this to
 /// take the path a machine without nginx takes).
 pub const NGINX_ENV: &str = "LOADLAB_NGINX";
+
+/// How long nginx gets to exit after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// The nginx binary, if installed (Debian puts it in /usr/sbin), or the
 /// one `LOADLAB_NGINX` names.
@@ -57,10 +61,16 @@ pub struct NginxOptions {
     pub max_body: String,
     /// Restrict the whole nginx process tree to the first N CPUs.
     pub affinity: Option<usize>,
+    /// The listen backlog. A comparison passes the one loadlab's models
+    /// use, so that it measures the servers, not the kernel options
+    /// (nginx's default of 511 would make E3's 10,000 simultaneous
+    /// connects a test of SYN retransmits).
+    pub backlog: i32,
 }
 
 impl NginxOptions {
-    pub fn new(docroot: impl Into<PathBuf>) -> Self {
+    /// One worker, no logging, `backlog` as the listen backlog.
+    pub fn new(docroot: impl Into<PathBuf>, backlog: i32) -> Self {
         NginxOptions {
             workers: 1,
             docroot: docroot.into(),
@@ -68,6 +78,7 @@ impl NginxOptions {
             cpus: None,
             max_body: "1g".into(),
             affinity: None,
+            backlog,
         }
     }
 }
@@ -75,7 +86,7 @@ impl NginxOptions {
 /// A running nginx master process.
 #[derive(Debug)]
 pub struct Nginx {
-    child: Child,
+    server: ChildServer,
     pub addr: SocketAddr,
     dir: tempfile::TempDir,
 }
@@ -119,22 +130,18 @@ impl Nginx {
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf)?;
         let mut cmd = Command::new(bin);
-        super::child::prepare(&mut cmd, opts.affinity)?;
-        let child = cmd
-            .arg("-p")
+        cmd.arg("-p")
             .arg(dir.path())
             .arg("-c")
             .arg(&conf_path)
             .arg("-e")
-            .arg(dir.path().join("error.log"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", bin.display()))?;
+            .arg(dir.path().join("error.log"));
+        // SIGTERM is nginx's fast shutdown; the master reaps its workers,
+        // and anything left after the grace is killed with the group.
+        let server = ChildServer::spawn(cmd, opts.affinity, Stdio::null(), STOP_GRACE)?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let mut n = Nginx { child, addr, dir };
-        if let Err(why) = wait_accepting(addr, Duration::from_secs(5), &mut n.child, stop) {
+        let mut n = Nginx { server, addr, dir };
+        if let Err(why) = wait_accepting(addr, Duration::from_secs(5), &mut n.server, stop) {
             if matches!(why, NotAccepting::Stopped) {
                 anyhow::bail!("interrupted while nginx was starting");
             }
@@ -149,7 +156,7 @@ impl Nginx {
 
     /// The master's pid; the workers are its children.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.server.pid()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -158,15 +165,6 @@ impl Nginx {
 
     pub fn dir(&self) -> &Path {
         self.dir.path()
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM is nginx's fast shutdown; the master reaps its workers,
-        // and nginx runs in its own process group, so the group is sent
-        // it too and anything left after 3 s is killed.
-        super::child::stop_group(&mut self.child);
     }
 }
 
@@ -222,14 +220,13 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
     }
     let _ = writeln!(c, "  types {{ text/html html htm; text/plain txt; application/json json; }}\n  default_type application/octet-stream;");
     // The listening socket set up as loadlab's models set up theirs, so
-    // that a comparison measures the servers, not the kernel options:
-    // the same backlog (both capped by net.core.somaxconn; nginx's default
-    // of 511 would make E3's 10,000 simultaneous connects a test of SYN
-    // retransmits) and TCP_DEFER_ACCEPT (`deferred`).
+    // that a comparison measures the servers, not the kernel options: the
+    // caller's backlog (capped by net.core.somaxconn for both) and
+    // TCP_DEFER_ACCEPT (`deferred`).
     let _ = writeln!(
         c,
         "  server {{ listen 127.0.0.1:{port} backlog={} deferred; server_name _; root {}; location / {{ }} }}\n}}",
-        crate::server::LISTEN_BACKLOG,
+        opts.backlog,
         opts.docroot.display()
     );
     c

@@ -1,8 +1,10 @@
 //! Finding free loopback ports and waiting for a server to accept.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
+
+use super::child::ChildServer;
 
 /// A loopback port that was free a moment ago. For servers that cannot
 /// bind port 0 and report it (nginx, student servers); the caller retries
@@ -23,11 +25,11 @@ pub enum NotAccepting {
 }
 
 /// Waits until `addr` accepts a TCP connection, up to `limit`, giving up
-/// at once when `child` exits or `stop` says so.
+/// at once when `server` exits or `stop` says so.
 pub fn wait_accepting(
     addr: SocketAddr,
     limit: Duration,
-    child: &mut Child,
+    server: &mut ChildServer,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), NotAccepting> {
     let until = Instant::now() + limit;
@@ -35,7 +37,7 @@ pub fn wait_accepting(
         if stop() {
             return Err(NotAccepting::Stopped);
         }
-        if let Ok(Some(status)) = child.try_wait() {
+        if let Some(status) = server.exited() {
             return Err(NotAccepting::Exited(status));
         }
         // Loopback refuses at once when nothing listens; the timeout only

@@ -2,74 +2,43 @@
 //! transfer, bodies streamed (never held whole in memory), every wait
 //! bounded by the transfer's deadline. A client that has to queue for a
 //! server worker simply blocks in connect, write or read until then.
+//! Addresses are `net::url`'s, responses are read by `net::response`.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
 use super::content::{Content, BLOCK};
+use crate::net::response::{ReadError, ResponseHead, ResponseReader};
+use crate::net::url::{HttpUrl, UrlError};
 
-/// Largest response head or small JSON body read into memory.
+/// Largest small JSON body (an upload's answer, an error) read into memory.
 const MAX_SMALL: usize = 64 * 1024;
 /// Largest directory listing read into memory.
 const MAX_LISTING: u64 = 64 << 20;
+/// Where the file API lives when a URL names no path.
+pub const FILES_PREFIX: &str = "/files/";
 
-/// Where the file API lives: address, Host header, and the path prefix
-/// that names are appended to (normally `/files/`).
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub addr: SocketAddr,
-    pub host: String,
-    pub prefix: String,
-}
-
-impl Endpoint {
-    pub fn local(addr: SocketAddr) -> Endpoint {
-        Endpoint {
-            addr,
-            host: addr.to_string(),
-            prefix: "/files/".into(),
-        }
-    }
-
-    /// Parses `http://HOST:PORT[/PREFIX/]`; without a path the prefix is
-    /// `/files/`.
-    pub fn parse(url: &str) -> std::result::Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("--url {url}: only http:// URLs are supported"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
+/// Parses `--url http://HOST:PORT[/PREFIX/]`: the file API's address, and
+/// in `path` the prefix that names are appended to (`/files/` when the
+/// URL has no path).
+pub fn files_url(url: &str) -> std::result::Result<HttpUrl, String> {
+    let mut u = HttpUrl::parse(url).map_err(|e| {
+        let why = match e {
+            UrlError::Https | UrlError::NotHttp(_) => "only http:// URLs are supported".into(),
+            UrlError::NoHost(_) => "no host".into(),
+            UrlError::Unresolved { authority, .. } => format!("cannot resolve {authority}"),
+            other => other.to_string(),
         };
-        if authority.is_empty() {
-            return Err(format!("--url {url}: no host"));
-        }
-        let with_port = if authority
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| !p.contains(']'))
-        {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
-        let addr = with_port
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| format!("--url {url}: cannot resolve {authority}"))?;
-        let prefix = match path.trim_end_matches('/') {
-            "" => "/files/".to_string(),
-            p => format!("{p}/"),
-        };
-        Ok(Endpoint {
-            addr,
-            host: authority.to_string(),
-            prefix,
-        })
-    }
+        format!("--url {url}: {why}")
+    })?;
+    u.path = match u.path.trim_end_matches('/') {
+        "" => FILES_PREFIX.to_string(),
+        p => format!("{p}/"),
+    };
+    Ok(u)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +51,15 @@ pub enum ClientError {
     Status(u16),
     #[error("bad response: {0}")]
     Protocol(String),
+}
+
+impl From<ReadError> for ClientError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Io(e) => e.into(),
+            other => ClientError::Protocol(other.to_string()),
+        }
+    }
 }
 
 impl From<io::Error> for ClientError {
@@ -103,11 +81,11 @@ pub struct Uploaded {
 }
 
 /// Uploads `content` as `name`; returns the server's size and digest.
-pub fn upload(ep: &Endpoint, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
-    let mut c = Conn::open(ep, deadline)?;
+pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
+    let mut c = Exchange::open(ep, deadline)?;
     let head = format!(
         "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        ep.prefix, ep.host, content.len
+        ep.path, ep.host_header(), content.len
     );
     let sent = c
         .send(head.as_bytes())
@@ -129,12 +107,13 @@ pub fn upload(ep: &Endpoint, name: &str, content: &Content, deadline: Instant) -
 }
 
 /// Downloads `name`; returns its length and SHA-256, hashed as it arrives.
-pub fn download(ep: &Endpoint, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
-    let mut c = Conn::open(ep, deadline)?;
+pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -142,26 +121,26 @@ pub fn download(ep: &Endpoint, name: &str, deadline: Instant) -> Result<(u64, [u
     if h.status != 200 {
         return Err(ClientError::Status(h.status));
     }
-    let len = h.length()?;
+    let len = length(&h)?;
     let mut hasher = Sha256::new();
-    c.read_body(len, |b| hasher.update(b))?;
+    c.read_body(|b| hasher.update(b))?;
     Ok((len, hasher.finalize().into()))
 }
 
 /// Reads `len` bytes of `name` from `start` with a Range request.
 pub fn read_range(
-    ep: &Endpoint,
+    ep: &HttpUrl,
     name: &str,
     start: u64,
     len: u64,
     deadline: Instant,
 ) -> Result<Vec<u8>> {
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     let end = start + len.max(1) - 1;
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nRange: bytes={start}-{end}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path, ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -169,22 +148,23 @@ pub fn read_range(
     if h.status != 206 {
         return Err(ClientError::Status(h.status));
     }
-    let n = h.length()?;
+    let n = length(&h)?;
     if n > MAX_SMALL as u64 * 16 {
         return Err(ClientError::Protocol(format!("range answer of {n} bytes")));
     }
     let mut out = Vec::with_capacity(n as usize);
-    c.read_body(n, |b| out.extend_from_slice(b))?;
+    c.read_body(|b| out.extend_from_slice(b))?;
     Ok(out)
 }
 
 /// Deletes `name`; returns the status (204, or 404 if it was not there).
-pub fn delete(ep: &Endpoint, name: &str, deadline: Instant) -> Result<u16> {
-    let mut c = Conn::open(ep, deadline)?;
+pub fn delete(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<u16> {
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "DELETE {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -194,7 +174,7 @@ pub fn delete(ep: &Endpoint, name: &str, deadline: Instant) -> Result<u16> {
 }
 
 /// The names listed by `GET {prefix}`.
-pub fn list(ep: &Endpoint, deadline: Instant) -> Result<Vec<String>> {
+pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
     #[derive(serde::Deserialize)]
     struct Entry {
         name: String,
@@ -203,11 +183,12 @@ pub fn list(ep: &Endpoint, deadline: Instant) -> Result<Vec<String>> {
     struct Listing {
         files: Vec<Entry>,
     }
-    let mut c = Conn::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, deadline)?;
     c.send(
         format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-            ep.prefix, ep.host
+            ep.path,
+            ep.host_header()
         )
         .as_bytes(),
     )?;
@@ -215,58 +196,75 @@ pub fn list(ep: &Endpoint, deadline: Instant) -> Result<Vec<String>> {
     if h.status != 200 {
         return Err(ClientError::Status(h.status));
     }
-    let n = h.length()?;
+    let n = length(&h)?;
     if n > MAX_LISTING {
         return Err(ClientError::Protocol(format!("{n}-byte listing")));
     }
     let mut body = Vec::new();
-    c.read_body(n, |b| body.extend_from_slice(b))?;
+    c.read_body(|b| body.extend_from_slice(b))?;
     let l: Listing = serde_json::from_slice(&body)
         .map_err(|e| ClientError::Protocol(format!("listing: {e}")))?;
     Ok(l.files.into_iter().map(|e| e.name).collect())
 }
 
-struct Head {
-    status: u16,
-    content_length: Option<u64>,
+/// The body length a response must announce: the file API sends
+/// Content-Length, and a transfer is checked against it.
+fn length(h: &ResponseHead) -> Result<u64> {
+    h.body_length
+        .ok_or_else(|| ClientError::Protocol("response without Content-Length".into()))
 }
 
-impl Head {
-    fn length(&self) -> Result<u64> {
-        self.content_length
-            .ok_or_else(|| ClientError::Protocol("response without Content-Length".into()))
+/// A socket whose every read and write is bounded by what is left of one
+/// deadline.
+struct Deadlined {
+    stream: TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined {
+    fn arm(&self) -> io::Result<()> {
+        let left = remaining(self.deadline)?;
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.set_write_timeout(Some(left))
     }
 }
 
-struct Conn {
-    stream: TcpStream,
-    deadline: Instant,
-    /// Bytes read past the head: the start of the body.
-    extra: Vec<u8>,
+impl Read for Deadlined {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.read(buf)
+    }
 }
 
-impl Conn {
-    fn open(ep: &Endpoint, deadline: Instant) -> Result<Conn> {
+impl Write for Deadlined {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+/// One request and its response on a connection of their own.
+struct Exchange {
+    io: Deadlined,
+    response: ResponseReader,
+}
+
+impl Exchange {
+    fn open(ep: &HttpUrl, deadline: Instant) -> Result<Exchange> {
         let stream = TcpStream::connect_timeout(&ep.addr, remaining(deadline)?)?;
         let _ = stream.set_nodelay(true);
-        Ok(Conn {
-            stream,
-            deadline,
-            extra: Vec::new(),
+        Ok(Exchange {
+            io: Deadlined { stream, deadline },
+            response: ResponseReader::new(false),
         })
     }
 
-    /// Bounds the next blocking call by what is left of the deadline.
-    fn arm(&self) -> Result<()> {
-        let left = remaining(self.deadline)?;
-        self.stream.set_read_timeout(Some(left))?;
-        self.stream.set_write_timeout(Some(left))?;
-        Ok(())
-    }
-
     fn send(&mut self, bytes: &[u8]) -> Result<()> {
-        self.arm()?;
-        self.stream.write_all(bytes)?;
+        self.io.write_all(bytes)?;
         Ok(())
     }
 
@@ -282,92 +280,38 @@ impl Conn {
         Ok(())
     }
 
-    fn read_head(&mut self) -> Result<Head> {
-        let mut buf = std::mem::take(&mut self.extra);
-        let mut chunk = [0u8; 4096];
-        loop {
-            let mut headers = [httparse::EMPTY_HEADER; 64];
-            let mut resp = httparse::Response::new(&mut headers);
-            match resp.parse(&buf) {
-                Ok(httparse::Status::Complete(n)) => {
-                    let status = resp.code.unwrap_or(0);
-                    let content_length = resp
-                        .headers
-                        .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| std::str::from_utf8(h.value).ok())
-                        .and_then(|v| v.trim().parse().ok());
-                    self.extra = buf[n..].to_vec();
-                    if (100..200).contains(&status) {
-                        buf = std::mem::take(&mut self.extra);
-                        continue;
-                    }
-                    return Ok(Head {
-                        status,
-                        content_length,
-                    });
-                }
-                Ok(httparse::Status::Partial) if buf.len() < MAX_SMALL => {}
-                Ok(httparse::Status::Partial) => {
-                    return Err(ClientError::Protocol("response head too large".into()))
-                }
-                Err(e) => return Err(ClientError::Protocol(format!("response head: {e}"))),
-            }
-            self.arm()?;
-            match self.stream.read(&mut chunk)? {
-                0 => {
-                    return Err(ClientError::Protocol(
-                        "connection closed before a response".into(),
-                    ))
-                }
-                n => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
+    fn read_head(&mut self) -> Result<ResponseHead> {
+        Ok(self.response.read_head(&mut self.io)?)
     }
 
-    /// Streams exactly `len` body bytes into `f`.
-    fn read_body(&mut self, len: u64, mut f: impl FnMut(&[u8])) -> Result<()> {
-        let first = std::mem::take(&mut self.extra);
-        let take = first.len().min(len as usize);
-        f(&first[..take]);
-        let mut left = len - take as u64;
-        let mut buf = vec![0u8; BLOCK];
-        while left > 0 {
-            self.arm()?;
-            let want = left.min(BLOCK as u64) as usize;
-            match self.stream.read(&mut buf[..want]) {
-                Ok(0) => {
-                    return Err(ClientError::Protocol(format!(
-                        "body ended {left} bytes early"
-                    )))
-                }
-                Ok(n) => {
-                    f(&buf[..n]);
-                    left -= n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
+    /// Streams the body into `f`; returns its length.
+    fn read_body(&mut self, f: impl FnMut(&[u8])) -> Result<u64> {
+        Ok(self.response.read_body(&mut self.io, f)?)
     }
 
     /// A small body (JSON, error text), bounded.
-    fn read_small(&mut self, h: &Head) -> Result<Vec<u8>> {
-        let n = h.content_length.unwrap_or(0);
-        if n > MAX_SMALL as u64 {
-            return Err(ClientError::Protocol(format!("unexpected {n}-byte body")));
+    fn read_small(&mut self, h: &ResponseHead) -> Result<Vec<u8>> {
+        let too_large = |n: u64| ClientError::Protocol(format!("unexpected {n}-byte body"));
+        if let Some(n) = h.body_length.filter(|&n| n > MAX_SMALL as u64) {
+            return Err(too_large(n));
         }
-        let mut out = Vec::with_capacity(n as usize);
-        self.read_body(n, |b| out.extend_from_slice(b))?;
+        let mut out = Vec::new();
+        let n = self.read_body(|b| {
+            if out.len() <= MAX_SMALL {
+                out.extend_from_slice(b)
+            }
+        })?;
+        if n > MAX_SMALL as u64 {
+            return Err(too_large(n));
+        }
         Ok(out)
     }
 }
 
-fn remaining(deadline: Instant) -> Result<Duration> {
+fn remaining(deadline: Instant) -> io::Result<Duration> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
-        return Err(ClientError::Timeout);
+        return Err(io::ErrorKind::TimedOut.into());
     }
     Ok(left)
 }

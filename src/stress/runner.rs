@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::client::{self, Endpoint};
+use super::client;
 use super::content::{self, mix, Content};
 use super::matrix::{Cell, Matrix, Op};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
+use crate::net::url::HttpUrl;
 use crate::results::models::Model;
 use crate::results::stress::{StressReport, StressRow, SCHEMA};
 
@@ -32,7 +33,7 @@ pub enum Target {
     /// Start `loadlab serve` for every (model, workers) of the matrix.
     Spawn,
     /// A running server that speaks the file API.
-    Url { url: String, endpoint: Endpoint },
+    Url { url: String, endpoint: HttpUrl },
 }
 
 #[derive(Debug, Clone)]
@@ -42,7 +43,7 @@ pub struct StressConfig {
     /// How long one client may take for one transfer, waiting included.
     pub timeout: Duration,
     /// Where the run makes its scratch directory (spawned servers' upload
-    /// directories and logs); None: the system's temporary directory.
+    /// directories); None: the system's temporary directory.
     pub scratch: Option<PathBuf>,
 }
 
@@ -188,17 +189,15 @@ impl Run<'_> {
     ) {
         let tag = format!("{model}-{workers}");
         let dir = scratch.join(format!("files-{tag}"));
-        let log = scratch.join(format!("server-{tag}.log"));
         // The largest file plus room, so the limit never decides a cell.
         let max_upload = self.cfg.matrix.max_size().saturating_add(1 << 20);
-        let server = match SpawnedServer::start(model, workers, &dir, max_upload, &log) {
+        let server = match SpawnedServer::start(model, workers, &dir, max_upload) {
             Ok(s) => s,
             Err(e) => {
                 let why = format!("{e:#}");
                 self.notes.push(why.clone());
                 self.server_cells(Err(&why), Some((model, workers)), on_event);
                 let _ = std::fs::remove_dir_all(&dir);
-                let _ = std::fs::remove_file(&log);
                 return;
             }
         };
@@ -217,7 +216,6 @@ impl Run<'_> {
         self.leftover_temp_files += temps;
         self.leftover_files += others;
         let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_file(&log);
     }
 
     /// Every (size, clients) cell pair against one server, in the
@@ -226,7 +224,7 @@ impl Run<'_> {
     /// has a row for each cell.
     fn server_cells(
         &mut self,
-        ep: Result<&Endpoint, &str>,
+        ep: Result<&HttpUrl, &str>,
         server: Option<(Model, usize)>,
         on_event: &mut dyn FnMut(StressEvent),
     ) {
@@ -281,7 +279,7 @@ impl Run<'_> {
     }
 
     /// Runs one cell: all clients start together; each is timed alone.
-    fn transfer(&self, ep: &Endpoint, cell: &Cell) -> Vec<Outcome> {
+    fn transfer(&self, ep: &HttpUrl, cell: &Cell) -> Vec<Outcome> {
         let go = Barrier::new(cell.clients);
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..cell.clients)
@@ -308,7 +306,7 @@ impl Run<'_> {
         })
     }
 
-    fn client(&self, ep: &Endpoint, op: Op, i: usize, size: u64) -> Outcome {
+    fn client(&self, ep: &HttpUrl, op: Op, i: usize, size: u64) -> Outcome {
         let name = self.name(i, size);
         let content = self.content(i, size);
         let want = self.digests.get(&content).copied().unwrap_or_default();
@@ -346,7 +344,7 @@ impl Run<'_> {
     /// is not.
     fn read_back(
         &self,
-        ep: &Endpoint,
+        ep: &HttpUrl,
         name: &str,
         content: &Content,
         i: usize,
@@ -369,7 +367,7 @@ impl Run<'_> {
     }
 
     /// Uploads (untimed) the files a download cell needs that are missing.
-    fn setup(&mut self, ep: &Endpoint, cell: &Cell, present: &mut [bool]) {
+    fn setup(&mut self, ep: &HttpUrl, cell: &Cell, present: &mut [bool]) {
         let missing: Vec<usize> = (0..cell.clients).filter(|&i| !present[i]).collect();
         let deadline = Instant::now() + self.cfg.timeout;
         let results: Vec<bool> = std::thread::scope(|s| {
@@ -399,7 +397,7 @@ impl Run<'_> {
     /// Deletes this pair's files; a file that stays is a leftover. One
     /// deadline for the whole pass, no longer than the transfer timeout, so
     /// a server that stopped answering cannot hold the run up for long.
-    fn cleanup(&mut self, ep: &Endpoint, size: u64, clients: usize) {
+    fn cleanup(&mut self, ep: &HttpUrl, size: u64, clients: usize) {
         let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout);
         for i in 0..clients {
             let name = self.name(i, size);

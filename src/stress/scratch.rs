@@ -1,6 +1,6 @@
 //! The run's scratch space: a directory of its own (`loadlab-stress-*`)
 //! inside `--scratch` or the system's temporary directory, holding the
-//! spawned servers' upload directories and logs. At the end it is removed,
+//! spawned servers' upload directories. At the end it is removed,
 //! and so are the parents of `--scratch` that the run had to create; a
 //! directory that was there before is left as it was.
 

@@ -55,6 +55,6 @@ pub fn body_request(method: &str, body: &[u8], url: &str) -> usize {
         keep_alive: true,
         ..Default::default()
     }
-    .encode(&loadlab::bench::Target::parse(url).unwrap())
+    .encode(&loadlab::net::url::HttpUrl::parse(url).unwrap())
     .len()
 }

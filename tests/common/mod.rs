@@ -114,12 +114,8 @@ impl TestServer {
         let mut line = String::new();
         reader.read_line(&mut line).expect("read startup line");
         let line = line.trim_end().to_string();
-        let addr = line
-            .strip_prefix("listening on http://")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("unexpected startup line: {line:?}"))
-            .parse()
-            .expect("address in startup line");
+        let addr = loadlab::proc::child::parse_startup_line(&line)
+            .unwrap_or_else(|| panic!("unexpected startup line: {line:?}"));
         // Keep draining stdout so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = Vec::new();

@@ -243,11 +243,12 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::bench::{BenchConfig, RequestSpec, Stats, Target};
+    use crate::bench::{BenchConfig, RequestSpec, Stats};
+    use crate::net::url::HttpUrl;
 
     fn report(variable_length: bool, document_length: Option<u64>, varied: bool) -> String {
         let cfg = BenchConfig {
-            target: Target::parse("http://127.0.0.1:9/x").unwrap(),
+            target: HttpUrl::parse("http://127.0.0.1:9/x").unwrap(),
             request: RequestSpec {
                 method: "GET".into(),
                 ..RequestSpec::default()

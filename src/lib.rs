@@ -1,4 +1,4 @@
-//! loadlab: serve HTTP/1.1 in six concurrency models, load them like ab and
+//! loadlab: serve HTTP/1.1 in several concurrency models, load them like ab and
 //! wrk, and run the experiments that compare them.
 //!
 //! Layers, with dependencies pointing down only: `cli` -> `server` -> `http`.

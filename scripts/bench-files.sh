@@ -15,7 +15,8 @@
 # Environment: ROUNDS (15), SIZE_MB (100, MiB), MODEL (event-loop),
 # LOADLAB (target/release/loadlab), FLOOR (target/release/examples/
 # floor_upload), NGINX (/usr/sbin/nginx),
-# RSS_MODELS ("event-loop thread-pool prefork"; empty skips step 3),
+# RSS_MODELS (every model, from `loadlab serve --list-models`; empty skips
+# step 3),
 # TMPFS_DIR (/dev/shm; empty skips the tmpfs upload).
 set -euo pipefail
 
@@ -25,10 +26,10 @@ MODEL=${MODEL:-event-loop}
 LOADLAB=${LOADLAB:-target/release/loadlab}
 FLOOR=${FLOOR:-target/release/examples/floor_upload}
 NGINX=${NGINX:-/usr/sbin/nginx}
-RSS_MODELS=${RSS_MODELS-event-loop thread-pool prefork}
 TMPFS_DIR=${TMPFS_DIR-/dev/shm}
 
 [ -x "$LOADLAB" ] || { echo "bench-files: $LOADLAB not built (cargo build --release)" >&2; exit 2; }
+RSS_MODELS=${RSS_MODELS-$("$LOADLAB" serve --list-models | cut -f1)}
 [ -x "$FLOOR" ] || { echo "bench-files: $FLOOR not built (cargo build --release --examples)" >&2; exit 2; }
 [ -x "$NGINX" ] || { echo "bench-files: nginx not found at $NGINX" >&2; exit 2; }
 command -v curl >/dev/null || { echo "bench-files: curl is not installed" >&2; exit 2; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Experiment E1: `ab -n 1000 -c C` for C in 1 50 100 500 1000 against each
-# of the six built-in models, each started on 127.0.0.1 port 0. Prints one
+# built-in model (`loadlab serve --list-models`), each started on 127.0.0.1
+# port 0. Prints one
 # Markdown table on stdout (the machine is described on stderr).
 #
 #   scripts/e1-ab.sh                 # build if needed, run everything
@@ -17,7 +18,7 @@ command -v ab >/dev/null || { echo "e1-ab: ab is missing (apt-get install apache
 
 requests=${E1_REQUESTS:-1000}
 levels=${E1_CONCURRENCY:-"1 50 100 500 1000"}
-models=${E1_MODELS:-"iterative thread-per-conn thread-pool prefork event-loop reactors"}
+models=${E1_MODELS:-$("$bin" serve --list-models | cut -f1)}
 path=${E1_PATH:-/500B.html}
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1), Linux $(uname -r)" >&2

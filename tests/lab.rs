@@ -172,6 +172,7 @@ fn sweep_writes_every_file_and_resumes_without_measuring_again() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
+    // model subset: two targets, one with workers, are all a sweep needs.
     let mut args = vec![
         "-T",
         "model:event-loop",
@@ -306,6 +307,7 @@ fn duration_paths_and_workers_are_dimensions() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let (stdout, stderr, code) = sweep(
+        // model subset: one model with a workers dimension, one without.
         &[
             "-T",
             "model:thread-pool",
@@ -332,7 +334,7 @@ fn duration_paths_and_workers_are_dimensions() {
     );
     let rows = raw::read(&out).unwrap();
     ok_rows(&rows);
-    // thread-pool: 2 worker counts x 2 paths; event-loop: 2 paths.
+    // model subset: thread-pool: 2 worker counts x 2 paths; event-loop: 2 paths.
     assert_eq!(rows.len(), 6);
     for r in &rows {
         assert_eq!((r.requests, r.duration_s), (0, 0.3), "{r:?}");
@@ -951,6 +953,7 @@ fn e1_quick_preset_runs_with_no_failures() {
     assert!(rows
         .iter()
         .all(|r| r.non_2xx == 0 && r.experiment == "e1-quick"));
+    // model subset: the two targets of the quick e1 preset.
     assert!(stdout.contains("model:event-loop") && stdout.contains("model:thread-per-conn"));
 }
 

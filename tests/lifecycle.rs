@@ -328,6 +328,8 @@ fn a_silent_connection_waits_in_the_kernel_unless_defer_accept_is_off() {
 
 #[test]
 fn max_connections_queues_the_rest() {
+    // model subset: the models that serve several connections at once in a
+    // process; in the others each worker holds one, and the limit never binds.
     for (model, extra) in [
         ("thread-per-conn", &[][..]),
         ("thread-pool", &["--workers", "4"][..]),

@@ -137,7 +137,7 @@ fn results_dir(dir: &Path) -> Vec<RawRow> {
         id += 1;
         id
     };
-    // E1: two servers, five concurrencies, one warm-up each.
+    // E1: five concurrencies, one warm-up each; model subset: any two servers.
     for target in ["model:event-loop", "model:thread-per-conn"] {
         for (i, c) in [1, 50, 100, 500, 1000].into_iter().enumerate() {
             let cfg = Cfg {

@@ -108,6 +108,7 @@ fn ten_clients_one_worker_zero_failures_and_clean() {
     let out_dir = tempfile::tempdir().unwrap();
     let out = stress(
         tmp.path(),
+        // model subset: stress's default pair, a thread pool and a process pool.
         &[
             "--ops",
             "upload,download",
@@ -149,6 +150,7 @@ fn ten_clients_one_worker_zero_failures_and_clean() {
     }
     for op in ["upload", "download"] {
         for size in ["65536", "1048576"] {
+            // model subset: the models run above.
             for model in ["thread-pool", "prefork"] {
                 assert!(
                     rows.iter()

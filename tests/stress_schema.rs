@@ -39,6 +39,7 @@ fn run_stress(args: &[&str]) -> Value {
 }
 
 fn spawned_run() -> Value {
+    // model subset: one thread pool and one process pool.
     run_stress(&[
         "--sizes",
         "64K",

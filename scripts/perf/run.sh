@@ -136,7 +136,9 @@ report_steal() {
     'BEGIN{printf "\nSteal (CPU time the host gave to other guests) during this run: %.1f %%\n", t ? 100 * s / t : 0}'
 }
 
-SERVERS=(floor nginx reactors event-loop thread-pool prefork thread-per-conn iterative)
+# The references, then every model in the registry's order.
+mapfile -t MODELS < <("$BIN/loadlab" serve --list-models | cut -f1)
+SERVERS=(floor nginx "${MODELS[@]}")
 # Without keep-alive, also both servers listening without TCP_DEFER_ACCEPT
 # (every other row has it on both sides), to show what it is worth.
 NODEFER=(nginx-nodefer reactors-nodefer)
@@ -155,7 +157,7 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
-python3 - "$work/rows" <<'PY' | tee "$OUT/servers.txt"
+python3 - "$work/rows" "${SERVERS[@]}" <<'PY' | tee "$OUT/servers.txt"
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 d = {}
@@ -171,7 +173,7 @@ for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: 
     print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) | server CPU % | client CPU % | server µs/req |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     med = lambda s, c, i: st.median(d[(r, ka, s, c)][i] for r in rounds)
-    servers = ["floor", "nginx", "reactors", "event-loop", "thread-pool", "prefork", "thread-per-conn", "iterative"]
+    servers = sys.argv[2:]
     if ka == "off":
         servers += ["nginx-nodefer", "reactors-nodefer"]
     for s in servers:

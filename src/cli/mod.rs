@@ -16,7 +16,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 #[command(
     name = "loadlab",
     version,
-    about = "Serve HTTP/1.1 in six concurrency models and measure them"
+    about = "Serve HTTP/1.1 in several concurrency models and measure them"
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -1,4 +1,5 @@
-//! `loadlab serve`: flags -> ServerConfig -> run until SIGINT/SIGTERM.
+//! `loadlab serve`: flags -> ServerConfig -> run until SIGINT/SIGTERM, or
+//! the model registry as a listing.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -9,18 +10,19 @@ use clap::Args;
 
 use super::values::{parse_duration, parse_size, UsageError};
 use crate::http::Limits;
+use crate::results::models::{Workers, REGISTRY};
 use crate::server::{self, App, Model, ServerConfig, Shutdown};
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// Concurrency model: iterative, thread-per-conn, thread-pool, prefork,
-    /// event-loop, reactors.
-    #[arg(long, short = 'm', default_value = "event-loop")]
+    #[arg(long, short = 'm', default_value_t = Model::EventLoop, help = model_help())]
     pub model: Model,
-    /// Threads (thread-pool; 0 = grow on demand), processes (prefork) or
-    /// event loops (reactors). Default: per model, from the core count.
-    #[arg(long, short = 'w')]
+    #[arg(long, short = 'w', help = workers_help())]
     pub workers: Option<usize>,
+    /// Print each model's name, default workers on this machine and how it
+    /// handles connections, tab-separated, one model a line; then exit.
+    #[arg(long, exclusive = true)]
+    pub list_models: bool,
     /// Address to listen on; port 0 picks a free port (printed on start).
     #[arg(long, short = 'a', default_value = "127.0.0.1:8080")]
     pub addr: SocketAddr,
@@ -69,12 +71,10 @@ impl ServeArgs {
         if self.max_connections == 0 {
             return Err(UsageError("--max-connections must be at least 1".into()).into());
         }
-        if let Some(0) = self.workers {
-            if matches!(self.model, Model::Prefork | Model::Reactors) {
-                return Err(
-                    UsageError(format!("--workers must be at least 1 for {}", self.model)).into(),
-                );
-            }
+        if let Some(n) = self.workers {
+            self.model
+                .check_workers(n)
+                .map_err(|e| UsageError(format!("--workers: {e}")))?;
         }
         for (name, d) in [
             ("--header-timeout", self.header_timeout),
@@ -91,9 +91,7 @@ impl ServeArgs {
             .map_err(|e| UsageError(format!("{e:#}")))?;
         app.max_upload = self.max_upload;
         let mut cfg = ServerConfig::new(self.model, app);
-        cfg.workers = self
-            .model
-            .effective_workers(self.workers.unwrap_or_else(|| self.model.default_workers()));
+        cfg.workers = self.model.workers(self.workers);
         cfg.max_connections = self.max_connections;
         cfg.shutdown_grace = self.shutdown_grace;
         cfg.defer_accept = !self.no_defer_accept;
@@ -107,7 +105,52 @@ impl ServeArgs {
     }
 }
 
+/// `--model` help: the registry's names. (Parsing goes through
+/// `Model::from_str`, whose error names them too, on the one line the CLI
+/// prints.)
+fn model_help() -> String {
+    let names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+    format!(
+        "Concurrency model: {} (--list-models says how each one works)",
+        names.join(", ")
+    )
+}
+
+/// `--workers` help: what a worker is in each model that has them.
+fn workers_help() -> String {
+    let mut counted = Vec::new();
+    let mut ignored = Vec::new();
+    for info in REGISTRY {
+        match info.workers {
+            Workers::Counted { unit, min: 0, .. } => {
+                counted.push(format!("{unit} ({}; 0 = grows on demand)", info.name))
+            }
+            Workers::Counted { unit, .. } => counted.push(format!("{unit} ({})", info.name)),
+            Workers::One | Workers::PerConnection => ignored.push(info.name),
+        }
+    }
+    format!(
+        "Workers: {}; ignored by {}. Default: per model, from the core count \
+         (see --list-models)",
+        counted.join(", "),
+        ignored.join(", ")
+    )
+}
+
+/// One line per model: name, tab, workers without `--workers` (as the
+/// start-up line would report them), tab, description. The name comes
+/// first so that `cut -f1` lists the models.
+pub fn list_models(out: &mut impl Write) -> std::io::Result<()> {
+    for m in Model::ALL {
+        writeln!(out, "{m}\t{}\t{}", m.workers(None), m.info().about)?;
+    }
+    Ok(())
+}
+
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if args.list_models {
+        return Ok(list_models(&mut std::io::stdout().lock())?);
+    }
     let addr = args.addr;
     let cfg = args.into_config()?;
     // Connections beyond the soft limit would fail in accept with EMFILE.

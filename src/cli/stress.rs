@@ -37,11 +37,11 @@ pub struct StressArgs {
     /// Concurrent clients per cell, comma-separated (e.g. 1,5,50).
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
-    /// Server workers, comma-separated (thread-pool threads, prefork
-    /// processes; 0 = a thread pool that grows).
+    /// Server workers, comma-separated (what a worker is depends on the
+    /// model, see `loadlab serve --help`; 0 = a thread pool that grows).
     #[arg(long, value_name = "LIST")]
     pub server_workers: Option<String>,
-    /// Server models, comma-separated (e.g. thread-pool,prefork).
+    /// Server models, comma-separated (`loadlab serve --list-models`).
     #[arg(long, value_name = "LIST")]
     pub models: Option<String>,
     /// Use a running server with the same /files/ API instead of starting
@@ -108,10 +108,10 @@ impl StressArgs {
             m.models = list("--models", v, |s| s.parse::<Model>())?;
         }
         for &model in &m.models {
-            if matches!(model, Model::Prefork | Model::Reactors) && m.server_workers.contains(&0) {
-                return Err(UsageError(format!(
-                    "--server-workers 0 is only meaningful for thread-pool, not {model}"
-                )));
+            for &n in &m.server_workers {
+                model
+                    .check_workers(n)
+                    .map_err(|e| UsageError(format!("--server-workers: {e}")))?;
             }
         }
         let timeout =

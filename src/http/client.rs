@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 
 use super::chunked::{ChunkStep, ChunkedDecoder};
+use super::head::{body_framing, Framing as BodyFraming, FramingFields, Message};
 use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES};
 
 /// What a completed response looked like.
@@ -347,25 +348,17 @@ fn interpret(
 ) -> Result<HeadMeaning, ResponseError> {
     let status = resp.code.unwrap_or(0);
     let http10 = resp.version == Some(0);
-    let mut length = None;
-    let mut chunked = false;
+    let mut fields = FramingFields::default();
     let (mut close, mut ka) = (false, false);
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            length = std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok());
-            if length.is_none() {
-                return Err(ResponseError::BadHead);
-            }
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            chunked = h
-                .value
-                .split(|&b| b == b',')
-                .next_back()
-                .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-        } else if name.eq_ignore_ascii_case(b"connection") {
+        if fields
+            .add(name, h.value)
+            .map_err(|_| ResponseError::BadHead)?
+        {
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"connection") {
             for t in h.value.split(|&b| b == b',').map(|t| t.trim_ascii()) {
                 close |= t.eq_ignore_ascii_case(b"close");
                 ka |= t.eq_ignore_ascii_case(b"keep-alive");
@@ -377,19 +370,28 @@ fn interpret(
         }
     }
     let mut keep_alive = !close && (!http10 || ka);
-    let interim = (100..200).contains(&status) && status != 101;
-    let no_body = head_request || status == 204 || status == 304;
-    let framing = if interim {
-        Framing::Interim
-    } else if no_body {
-        Framing::Length(0)
-    } else if chunked {
-        Framing::Chunked
-    } else if let Some(len) = length {
-        Framing::Length(len)
-    } else {
+    // After a 101 the connection speaks another protocol, which this
+    // client does not: what follows is counted as body until the close.
+    // Other 1xx responses are interim: the real one follows.
+    let framing = if status == 101 {
         keep_alive = false;
         Framing::UntilClose
+    } else if (100..200).contains(&status) {
+        Framing::Interim
+    } else {
+        let message = Message::Response {
+            status,
+            to_head: head_request,
+        };
+        match body_framing(message, &fields).map_err(|_| ResponseError::BadHead)? {
+            BodyFraming::None => Framing::Length(0),
+            BodyFraming::Length(n) => Framing::Length(n),
+            BodyFraming::Chunked => Framing::Chunked,
+            BodyFraming::UntilClose => {
+                keep_alive = false;
+                Framing::UntilClose
+            }
+        }
     };
     Ok(HeadMeaning {
         status,

@@ -1,16 +1,20 @@
-//! The server side of one HTTP/1.1 connection as a state machine.
+//! The server side of one HTTP/1.1 connection as a state machine: its
+//! state and its receive buffer.
 //!
 //! Every transition lives here: what a request means (framing, keep-alive,
 //! limits) and what the response head must say follows from this state, so
-//! the concurrency models only move bytes.
+//! the concurrency models only move bytes. Reading a head and framing its
+//! body are `head`'s.
 
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
-use super::chunked::{is_tchar, ChunkStep, ChunkedDecoder};
+use super::chunked::{ChunkStep, ChunkedDecoder};
 use super::error::ProtoError;
-use super::limits::*;
-use super::request::{BodyLength, Method, RequestHead, Version};
+use super::head;
+use super::limits::{
+    Limits, INITIAL_READ_BUFFER, MAX_HEADER_BYTES, MAX_READ_BUFFER, MAX_REQUEST_LINE,
+};
+use super::request::{BodyLength, RequestHead, Version};
 use super::response::{encode_head, status_has_no_body};
 
 /// What the connection has to say next.
@@ -334,57 +338,12 @@ impl ServerConn {
             return Ok(None);
         }
         self.head_request = data.starts_with(b"HEAD ");
-        let line_len = match data.iter().position(|&b| b == b'\n') {
-            Some(i) => i,
-            None if data.len() > MAX_REQUEST_LINE + 1 => {
-                return Err(ProtoError::new(414, "request line too long"))
-            }
-            None => return Ok(None),
-        };
-        let line = data[..line_len]
-            .strip_suffix(b"\r")
-            .unwrap_or(&data[..line_len]);
-        if line.len() > MAX_REQUEST_LINE {
-            return Err(ProtoError::new(414, "request line too long"));
-        }
-        check_version(line)?;
-
-        let from = self
-            .scanned
-            .max(self.start + line_len)
-            .saturating_sub(self.start);
-        let Some(head_end) = find_head_end(data, from) else {
+        let scanned = self.scanned.saturating_sub(self.start);
+        let Some((head, n)) = head::parse_request(data, scanned)? else {
+            // No head end before here; the last bytes may begin one.
             self.scanned = self.end.saturating_sub(3);
-            if data.len() - line_len > MAX_HEADER_BYTES {
-                return Err(ProtoError::new(431, "header section too large"));
-            }
             return Ok(None);
         };
-        if head_end - line_len > MAX_HEADER_BYTES {
-            return Err(ProtoError::new(431, "header section too large"));
-        }
-
-        let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
-        let mut req = httparse::Request::new(&mut []);
-        let n = match req.parse_with_uninit_headers(data, &mut slots) {
-            Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Ok(None),
-            Err(httparse::Error::TooManyHeaders) => {
-                return Err(ProtoError::new(431, "too many header fields"))
-            }
-            Err(httparse::Error::Version) => {
-                return Err(ProtoError::bad_request("malformed HTTP version"))
-            }
-            Err(httparse::Error::Token) => return Err(ProtoError::bad_request("malformed method")),
-            Err(httparse::Error::HeaderName) => {
-                return Err(ProtoError::bad_request("malformed header field name"))
-            }
-            Err(httparse::Error::HeaderValue) => {
-                return Err(ProtoError::bad_request("malformed header field value"))
-            }
-            Err(_) => return Err(ProtoError::bad_request("malformed request")),
-        };
-        let head = build_head(data, &req, n)?;
         self.start += n;
         self.scanned = self.start;
         self.max_body = self.limits.max_body;
@@ -470,198 +429,4 @@ impl ServerConn {
             out.extend_from_slice(body.as_bytes());
         }
     }
-}
-
-/// Index just past the blank line ending a head, searching from `from`.
-fn find_head_end(data: &[u8], from: usize) -> Option<usize> {
-    let mut i = from.saturating_sub(3);
-    while let Some(p) = data[i..].iter().position(|&b| b == b'\n') {
-        let nl = i + p;
-        match data.get(nl + 1) {
-            Some(b'\n') => return Some(nl + 2),
-            Some(b'\r') if data.get(nl + 2) == Some(&b'\n') => return Some(nl + 3),
-            _ => i = nl + 1,
-        }
-    }
-    None
-}
-
-/// 505 for a well-formed version other than 1.0 or 1.1 (HTTP/2.0, HTTP/1.2);
-/// malformed versions are left to the parser (400).
-fn check_version(line: &[u8]) -> Result<(), ProtoError> {
-    let Some(sp) = line.iter().rposition(|&b| b == b' ') else {
-        return Ok(());
-    };
-    match &line[sp + 1..] {
-        b"HTTP/1.1" | b"HTTP/1.0" => Ok(()),
-        [b'H', b'T', b'T', b'P', b'/', d1, b'.', d2]
-            if d1.is_ascii_digit() && d2.is_ascii_digit() =>
-        {
-            Err(ProtoError::new(505, "HTTP version not supported"))
-        }
-        [b'H', b'T', b'T', b'P', b'/', d] if d.is_ascii_digit() => {
-            Err(ProtoError::new(505, "HTTP version not supported"))
-        }
-        _ => Ok(()),
-    }
-}
-
-fn offset(base: &[u8], part: &[u8]) -> Range<usize> {
-    let s = part.as_ptr() as usize - base.as_ptr() as usize;
-    s..s + part.len()
-}
-
-/// Iterates the comma-separated, trimmed, non-empty elements of a list field.
-fn list_items(v: &[u8]) -> impl Iterator<Item = &[u8]> {
-    v.split(|&b| b == b',')
-        .map(|s| s.trim_ascii())
-        .filter(|s| !s.is_empty())
-}
-
-fn build_head(
-    data: &[u8],
-    req: &httparse::Request<'_, '_>,
-    n: usize,
-) -> Result<RequestHead, ProtoError> {
-    let raw_method = req.method.unwrap_or("");
-    // CONNECT is not a Method: a server that is not a proxy implements
-    // none, and answering here comes before its authority-form target
-    // would be judged as a malformed path.
-    let method = Method::from_bytes(raw_method.as_bytes())
-        .ok_or(ProtoError::new(501, "method not implemented"))?;
-    let version = match req.version {
-        Some(0) => Version::Http10,
-        _ => Version::Http11,
-    };
-    let target_str = req.path.unwrap_or("");
-    let target = offset(data, target_str.as_bytes());
-    let (path, query) = split_target(target_str, target.start)?;
-
-    let mut headers = Vec::with_capacity(req.headers.len());
-    let mut hosts = 0;
-    let mut content_length: Option<u64> = None;
-    let mut te: Vec<&[u8]> = Vec::new();
-    let (mut close, mut ka, mut expect) = (false, false, false);
-    for h in req.headers.iter() {
-        headers.push((offset(data, h.name.as_bytes()), offset(data, h.value)));
-        let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"host") {
-            hosts += 1;
-        } else if name.eq_ignore_ascii_case(b"content-length") {
-            for item in h.value.split(|&b| b == b',').map(|s| s.trim_ascii()) {
-                let v = parse_content_length(item)?;
-                if content_length.is_some_and(|c| c != v) {
-                    return Err(ProtoError::bad_request("conflicting Content-Length"));
-                }
-                content_length = Some(v);
-            }
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            te.extend(list_items(h.value));
-            if list_items(h.value).next().is_none() {
-                return Err(ProtoError::bad_request("empty Transfer-Encoding"));
-            }
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for t in list_items(h.value) {
-                close |= t.eq_ignore_ascii_case(b"close");
-                ka |= t.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if name.eq_ignore_ascii_case(b"expect") {
-            expect |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
-        }
-    }
-    if hosts > 1 || (hosts == 0 && version == Version::Http11) {
-        return Err(ProtoError::bad_request("missing or duplicate Host"));
-    }
-    let body = if !te.is_empty() {
-        if version == Version::Http10 {
-            return Err(ProtoError::bad_request("Transfer-Encoding in HTTP/1.0"));
-        }
-        if content_length.is_some() {
-            return Err(ProtoError::bad_request(
-                "Content-Length with Transfer-Encoding",
-            ));
-        }
-        transfer_coding(&te)?
-    } else {
-        match content_length {
-            None | Some(0) => BodyLength::Empty,
-            Some(n) => BodyLength::Length(n),
-        }
-    };
-    let keep_alive = !close && (version == Version::Http11 || ka);
-    Ok(RequestHead::new(
-        data[..n].to_vec(),
-        method,
-        version,
-        target,
-        path,
-        query,
-        headers,
-        keep_alive,
-        body,
-        expect && version == Version::Http11,
-    ))
-}
-
-fn parse_content_length(v: &[u8]) -> Result<u64, ProtoError> {
-    let bad = ProtoError::bad_request("invalid Content-Length");
-    if v.is_empty() || !v.iter().all(u8::is_ascii_digit) {
-        return Err(bad);
-    }
-    v.iter().try_fold(0u64, |acc, &d| {
-        acc.checked_mul(10)
-            .and_then(|a| a.checked_add((d - b'0') as u64))
-            .ok_or(bad)
-    })
-}
-
-/// Codings we know by name but do not decode: 501, like unknown ones.
-fn transfer_coding(te: &[&[u8]]) -> Result<BodyLength, ProtoError> {
-    const KNOWN: [&[u8]; 6] = [
-        b"chunked",
-        b"gzip",
-        b"x-gzip",
-        b"deflate",
-        b"compress",
-        b"x-compress",
-    ];
-    for t in te {
-        let name = t.split(|&b| b == b';').next().unwrap_or(b"").trim_ascii();
-        if !name.iter().all(|&b| is_tchar(b)) {
-            return Err(ProtoError::bad_request("malformed transfer coding"));
-        }
-        if !KNOWN.iter().any(|k| name.eq_ignore_ascii_case(k)) {
-            return Err(ProtoError::new(501, "unknown transfer coding"));
-        }
-    }
-    let chunked = |t: &[u8]| t.eq_ignore_ascii_case(b"chunked");
-    let last_chunked = te.last().is_some_and(|t| chunked(t));
-    if !last_chunked || te.iter().filter(|t| chunked(t)).count() > 1 {
-        return Err(ProtoError::bad_request(
-            "chunked is not the final transfer coding",
-        ));
-    }
-    if te.len() > 1 {
-        return Err(ProtoError::new(501, "transfer coding not supported"));
-    }
-    Ok(BodyLength::Chunked)
-}
-
-/// Splits a target into path and query ranges (offsets relative to `base`).
-/// Absolute-form targets lose their scheme and authority.
-fn split_target(t: &str, base: usize) -> Result<(Range<usize>, Option<Range<usize>>), ProtoError> {
-    let lower_starts = |p: &str| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
-    let path_start = if t.starts_with('/') || t == "*" {
-        0
-    } else if lower_starts("http://") || lower_starts("https://") {
-        let after = t.find("://").map(|i| i + 3).unwrap_or(0);
-        let rest = &t[after..];
-        after + rest.find(['/', '?']).unwrap_or(rest.len())
-    } else {
-        return Err(ProtoError::bad_request("invalid request target"));
-    };
-    let q = t[path_start..].find('?').map(|i| path_start + i);
-    let path_end = q.unwrap_or(t.len());
-    let query = q.map(|i| base + i + 1..base + t.len());
-    Ok((base + path_start..base + path_end, query))
 }

@@ -64,13 +64,15 @@ pub enum BodyLength {
 /// ranges into it, so parsing allocates twice per request, not per header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestHead {
-    raw: Vec<u8>,
+    /// The head's bytes; the ranges below index into them. Built by
+    /// `head::parse_request` with a struct literal (hence `pub(super)`).
+    pub(super) raw: Vec<u8>,
     pub method: Method,
     pub version: Version,
-    target: Range<usize>,
-    path: Range<usize>,
-    query: Option<Range<usize>>,
-    headers: Vec<(Range<usize>, Range<usize>)>,
+    pub(super) target: Range<usize>,
+    pub(super) path: Range<usize>,
+    pub(super) query: Option<Range<usize>>,
+    pub(super) headers: Vec<(Range<usize>, Range<usize>)>,
     /// The client wants the connection kept open after this exchange.
     pub keep_alive: bool,
     pub body: BodyLength,
@@ -79,33 +81,6 @@ pub struct RequestHead {
 }
 
 impl RequestHead {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        raw: Vec<u8>,
-        method: Method,
-        version: Version,
-        target: Range<usize>,
-        path: Range<usize>,
-        query: Option<Range<usize>>,
-        headers: Vec<(Range<usize>, Range<usize>)>,
-        keep_alive: bool,
-        body: BodyLength,
-        expect_continue: bool,
-    ) -> Self {
-        RequestHead {
-            raw,
-            method,
-            version,
-            target,
-            path,
-            query,
-            headers,
-            keep_alive,
-            body,
-            expect_continue,
-        }
-    }
-
     fn text(&self, r: &Range<usize>) -> &str {
         // Targets and header names were checked to be ASCII tokens/URI chars
         // by httparse, so this cannot fail; an empty string is a safe answer.

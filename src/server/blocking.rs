@@ -1,5 +1,5 @@
-//! Drives a `Session` over a blocking socket: the IO loop shared by the
-//! iterative, thread-per-connection, thread-pool and prefork models.
+//! Drives a `Session` over a blocking socket: the IO loop shared by every
+//! model that serves a connection with blocking reads and writes.
 
 use std::io::{self, Read};
 use std::net::{Shutdown as NetShutdown, TcpStream};

@@ -1,4 +1,4 @@
-//! The HTTP server: configuration, binding, and the six concurrency models,
+//! The HTTP server: configuration, binding, and the concurrency models,
 //! each driving the same `Session` through the same entry point.
 
 pub mod accept;
@@ -49,7 +49,7 @@ impl ServerConfig {
     pub fn new(model: Model, app: App) -> Self {
         ServerConfig {
             model,
-            workers: model.default_workers(),
+            workers: model.workers(None),
             limits: Limits::default(),
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(30),

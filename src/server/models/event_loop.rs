@@ -18,15 +18,17 @@ use crate::server::{ServerConfig, Shutdown};
 const LISTENER: Token = Token(usize::MAX);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
-const READS_PER_TURN: usize = 16;
+pub(super) const READS_PER_TURN: usize = 16;
 /// The reactor's shared read buffer for connections between requests.
-const SCRATCH: usize = 64 * 1024;
+pub(super) const SCRATCH: usize = 64 * 1024;
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     run_loop(listener, cfg, cfg.max_connections, shutdown)
 }
 
-struct Conn {
+/// A client's non-blocking socket, the session it carries, and what epoll
+/// last said about it.
+struct ClientSocket {
     stream: TcpStream,
     session: Session,
     /// The socket may hold unread bytes. Cleared when a read comes back
@@ -57,73 +59,138 @@ pub fn run_loop(
     max_conns: usize,
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
-    listener.set_nonblocking(true)?;
-    let mut listener = Some(MioListener::from_std(listener));
-    let mut poll = Poll::new()?;
-    if let Some(l) = listener.as_mut() {
-        poll.registry().register(l, LISTENER, Interest::READABLE)?;
-    }
+    let mut reactor = Reactor::new(listener, cfg, max_conns)?;
     let mut events = Events::with_capacity(1024);
-    let mut conns: Slab<Conn> = Slab::new();
-    let mut again: Vec<usize> = Vec::new();
-    let mut accept_paused_until: Option<Instant> = None;
-    let mut accept_pending = false;
-    let mut last_sweep = Instant::now();
-    let mut stop_deadline: Option<Instant> = None;
-    let mut stop_started: Option<Instant> = None;
-    let app: &App = &cfg.app;
-    let mut scratch = vec![0u8; SCRATCH];
-    let mut fresh: Vec<usize> = Vec::new();
-
     loop {
-        let timeout = if again.is_empty() {
+        let timeout = if reactor.again.is_empty() {
             TICK
         } else {
             Duration::ZERO
         };
-        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+        if let Err(e) = reactor.poll.poll(&mut events, Some(timeout)) {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e.into());
             }
         }
         let now = Instant::now();
-        let mut ready: Vec<usize> = std::mem::take(&mut again);
+        let ready = reactor.take_ready(&events);
+        reactor.accept(now);
+        let stopping = shutdown.is_set();
+        reactor.serve_fresh(stopping);
+        reactor.serve_ready(ready, now, stopping);
+        reactor.sweep_if_due(now, stopping);
+        if stopping && reactor.stopped(now) {
+            return Ok(());
+        }
+    }
+}
+
+/// One reactor's state between wake-ups: its listener, its connections and
+/// what is left to do for them.
+struct Reactor<'a> {
+    cfg: &'a ServerConfig,
+    poll: Poll,
+    /// None once shutdown has begun: no more connections are taken.
+    listener: Option<MioListener>,
+    conns: Slab<ClientSocket>,
+    max_conns: usize,
+    /// Connections cut short for fairness, driven again without waiting.
+    again: Vec<usize>,
+    /// Accepted this round, not yet registered with epoll.
+    fresh: Vec<usize>,
+    /// The listener has (or may have) connections waiting.
+    accept_pending: bool,
+    /// Accepting is paused until then after running out of resources.
+    accept_paused_until: Option<Instant>,
+    last_sweep: Instant,
+    /// When shutdown was first seen.
+    stop_started: Option<Instant>,
+    /// Shared read buffer for connections between requests (see `drive`).
+    scratch: Vec<u8>,
+}
+
+impl<'a> Reactor<'a> {
+    fn new(listener: TcpListener, cfg: &'a ServerConfig, max_conns: usize) -> io::Result<Self> {
+        listener.set_nonblocking(true)?;
+        let mut listener = MioListener::from_std(listener);
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
+        Ok(Reactor {
+            cfg,
+            poll,
+            listener: Some(listener),
+            conns: Slab::new(),
+            max_conns,
+            again: Vec::new(),
+            fresh: Vec::new(),
+            accept_pending: false,
+            accept_paused_until: None,
+            last_sweep: Instant::now(),
+            stop_started: None,
+            scratch: vec![0u8; SCRATCH],
+        })
+    }
+
+    /// The connections to drive this round: those cut short last round and
+    /// those with events, whose readiness is recorded on the way.
+    fn take_ready(&mut self, events: &Events) -> Vec<usize> {
+        let mut ready = std::mem::take(&mut self.again);
         for ev in events.iter() {
             if ev.token() == LISTENER {
-                accept_pending = true;
-            } else {
-                let token = ev.token().0;
-                if let Some(c) = conns.get_mut(token) {
-                    c.read_closed |= ev.is_read_closed();
-                    c.readable |= ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                }
-                ready.push(token);
+                self.accept_pending = true;
+                continue;
             }
-        }
-        if accept_paused_until.is_some_and(|t| now >= t) {
-            accept_paused_until = None;
-        }
-        if accept_pending && accept_paused_until.is_none() {
-            if let Some(l) = listener.as_ref() {
-                match accept_all(l, &mut conns, max_conns, &cfg.limits, &mut fresh) {
-                    Ok(()) => accept_pending = false,
-                    Err(AcceptStop::Full) => {}
-                    Err(AcceptStop::Backoff) => accept_paused_until = Some(now + ACCEPT_BACKOFF),
-                }
+            let token = ev.token().0;
+            if let Some(c) = self.conns.get_mut(token) {
+                c.read_closed |= ev.is_read_closed();
+                c.readable |= ev.is_readable() || ev.is_read_closed() || ev.is_error();
             }
+            ready.push(token);
         }
-        let stopping = shutdown.is_set();
-        // A new connection's request has usually arrived by the time it is
-        // accepted: serve it at once, and register with epoll only if the
-        // socket makes it wait. A connection that is answered and closed
-        // in one go (no keep-alive) then costs no epoll_ctl and no wake-up.
+        ready
+    }
+
+    /// Accepts what waits in the backlog, unless paused after running out
+    /// of descriptors or memory.
+    fn accept(&mut self, now: Instant) {
+        if self.accept_paused_until.is_some_and(|t| now >= t) {
+            self.accept_paused_until = None;
+        }
+        if !self.accept_pending || self.accept_paused_until.is_some() {
+            return;
+        }
+        let Some(l) = self.listener.as_ref() else {
+            return;
+        };
+        match accept_all(
+            l,
+            &mut self.conns,
+            self.max_conns,
+            &self.cfg.limits,
+            &mut self.fresh,
+        ) {
+            Ok(()) => self.accept_pending = false,
+            Err(AcceptStop::Full) => {}
+            Err(AcceptStop::Backoff) => self.accept_paused_until = Some(now + ACCEPT_BACKOFF),
+        }
+    }
+
+    /// A new connection's request has usually arrived by the time it is
+    /// accepted: serve it at once, and register with epoll only if the
+    /// socket makes it wait. A connection that is answered and closed in
+    /// one go (no keep-alive) then costs no epoll_ctl and no wake-up.
+    fn serve_fresh(&mut self, stopping: bool) {
+        // Taken out and put back, to keep its allocation across rounds.
+        let mut fresh = std::mem::take(&mut self.fresh);
         for token in fresh.drain(..) {
-            let Some(c) = conns.get_mut(token) else {
+            let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let d = drive(c, app, stopping, &mut scratch);
+            let d = drive(c, &self.cfg.app, stopping, &mut self.scratch);
             let registered = d != Drive::Close
-                && poll
+                && self
+                    .poll
                     .registry()
                     .register(
                         &mut c.stream,
@@ -132,55 +199,95 @@ pub fn run_loop(
                     )
                     .is_ok();
             if !registered {
-                close(&mut conns, token);
-                accept_pending |= listener.is_some();
+                self.close(token);
             } else if d == Drive::Again {
-                again.push(token);
+                self.again.push(token);
             }
         }
+        self.fresh = fresh;
+    }
+
+    fn serve_ready(&mut self, ready: Vec<usize>, now: Instant, stopping: bool) {
         for token in ready {
-            let Some(c) = conns.get_mut(token) else {
+            let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            match drive(c, app, stopping, &mut scratch) {
+            match drive(c, &self.cfg.app, stopping, &mut self.scratch) {
                 Drive::Wait => {
+                    // Starts the clock of a phase the drive entered.
                     c.session.deadline(now);
                 }
-                Drive::Again => again.push(token),
-                Drive::Close => {
-                    close(&mut conns, token);
-                    // A freed slot lets connections waiting in the backlog in.
-                    accept_pending |= listener.is_some();
+                Drive::Again => self.again.push(token),
+                Drive::Close => self.close(token),
+            }
+        }
+    }
+
+    /// Closes a connection; its freed slot lets connections waiting in the
+    /// backlog in.
+    fn close(&mut self, token: usize) {
+        close(&mut self.conns, token);
+        self.accept_pending |= self.listener.is_some();
+    }
+
+    /// Once a tick: deadlines, and idle connections closed when stopping.
+    fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
+        if now.duration_since(self.last_sweep) < TICK {
+            return;
+        }
+        self.last_sweep = now;
+        // Idle connections are closed once shutdown is a tick old:
+        // requests their clients sent just before it are answered (with
+        // `Connection: close`) rather than reset unread.
+        let close_idle = self
+            .stop_started
+            .is_some_and(|t| now.duration_since(t) >= TICK);
+        self.sweep(now, stopping, close_idle);
+        self.accept_pending |= self.listener.is_some() && self.conns.len() < self.max_conns;
+    }
+
+    /// Applies deadlines (408 for partial requests, close for idle ones)
+    /// and, with `close_idle`, closes connections that stay idle while
+    /// stopping.
+    fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
+        let app: &App = &self.cfg.app;
+        let mut dead = Vec::new();
+        for (token, c) in self.conns.iter_mut() {
+            let expired = c.session.deadline(now).is_some_and(|d| now >= d);
+            let idle = |c: &ClientSocket| {
+                c.session.conn.phase() == crate::http::Phase::Idle && c.session.out.is_empty()
+            };
+            let idle_stop = close_idle && idle(c);
+            if expired {
+                c.session.on_timeout();
+            }
+            if expired || idle_stop {
+                // Driving first reads a request that arrived since the last
+                // wake-up, so it is answered instead of reset unread.
+                match drive(c, app, stopping, &mut self.scratch) {
+                    Drive::Close => dead.push(token),
+                    // A response still being written (e.g. to a request
+                    // just read) keeps the connection until it is out.
+                    _ if expired || (idle_stop && idle(c)) => dead.push(token),
+                    Drive::Again => self.again.push(token),
+                    Drive::Wait => {}
                 }
             }
         }
-        if now.duration_since(last_sweep) >= TICK {
-            last_sweep = now;
-            // Idle connections are closed once shutdown is a tick old:
-            // requests their clients sent just before it are answered
-            // (with `Connection: close`) rather than reset unread.
-            let close_idle = stop_started.is_some_and(|t| now.duration_since(t) >= TICK);
-            sweep(
-                &mut conns,
-                app,
-                now,
-                stopping,
-                close_idle,
-                &mut again,
-                &mut scratch,
-            );
-            accept_pending |= listener.is_some() && conns.len() < max_conns;
+        for token in dead {
+            close(&mut self.conns, token);
         }
-        if stopping {
-            if let Some(mut l) = listener.take() {
-                let _ = poll.registry().deregister(&mut l);
-                stop_deadline = Some(now + cfg.shutdown_grace);
-                stop_started = Some(now);
-            }
-            if conns.is_empty() || stop_deadline.is_some_and(|d| now >= d) {
-                return Ok(());
-            }
+    }
+
+    /// Shutdown: stops listening the first time, then says whether the
+    /// loop is done (no connections left, or the grace period is over).
+    fn stopped(&mut self, now: Instant) -> bool {
+        if let Some(mut l) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut l);
+            self.stop_started = Some(now);
         }
+        let deadline = self.stop_started.map(|t| t + self.cfg.shutdown_grace);
+        self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
     }
 }
 
@@ -195,7 +302,7 @@ enum AcceptStop {
 /// registered with epoll.
 fn accept_all(
     listener: &MioListener,
-    conns: &mut Slab<Conn>,
+    conns: &mut Slab<ClientSocket>,
     max_conns: usize,
     limits: &crate::http::Limits,
     fresh: &mut Vec<usize>,
@@ -208,7 +315,7 @@ fn accept_all(
             Ok((stream, _)) => {
                 // Registered later, once for both directions: with edge
                 // triggering no epoll_ctl is needed per request.
-                fresh.push(conns.insert(Conn {
+                fresh.push(conns.insert(ClientSocket {
                     stream,
                     session: Session::new(limits.clone()),
                     readable: true,
@@ -231,7 +338,7 @@ fn accept_all(
 /// Moves a connection along as far as its socket allows. A connection
 /// between requests reads into `scratch`, so an idle one holds only a
 /// buffer the size of its last request, not a whole read buffer.
-fn drive(c: &mut Conn, app: &App, stopping: bool, scratch: &mut [u8]) -> Drive {
+fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) -> Drive {
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
@@ -291,46 +398,7 @@ fn drive(c: &mut Conn, app: &App, stopping: bool, scratch: &mut [u8]) -> Drive {
     }
 }
 
-/// Applies deadlines (408 for partial requests, close for idle ones) and,
-/// with `close_idle`, closes connections that stay idle while stopping.
-fn sweep(
-    conns: &mut Slab<Conn>,
-    app: &App,
-    now: Instant,
-    stopping: bool,
-    close_idle: bool,
-    again: &mut Vec<usize>,
-    scratch: &mut [u8],
-) {
-    let mut dead = Vec::new();
-    for (token, c) in conns.iter_mut() {
-        let expired = c.session.deadline(now).is_some_and(|d| now >= d);
-        let idle = |c: &Conn| {
-            c.session.conn.phase() == crate::http::Phase::Idle && c.session.out.is_empty()
-        };
-        let idle_stop = close_idle && idle(c);
-        if expired {
-            c.session.on_timeout();
-        }
-        if expired || idle_stop {
-            // Driving first reads a request that arrived since the last
-            // wake-up, so it is answered instead of reset unread.
-            match drive(c, app, stopping, scratch) {
-                Drive::Close => dead.push(token),
-                // A response still being written (e.g. to a request
-                // just read) keeps the connection until it is out.
-                _ if expired || (idle_stop && idle(c)) => dead.push(token),
-                Drive::Again => again.push(token),
-                Drive::Wait => {}
-            }
-        }
-    }
-    for token in dead {
-        close(conns, token);
-    }
-}
-
-fn close(conns: &mut Slab<Conn>, token: usize) {
+fn close(conns: &mut Slab<ClientSocket>, token: usize) {
     if let Some(mut c) = conns.try_remove(token) {
         // No deregister: closing the socket removes it from the epoll set
         // (it is never duplicated), and that saves an epoll_ctl per

@@ -13,8 +13,8 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
 }
 
 /// Accepts and serves one connection at a time until shutdown: the whole
-/// iterative server, and each prefork worker's loop. The listener must be
-/// non-blocking.
+/// of this model, and the loop each prefork worker runs. The listener must
+/// be non-blocking.
 pub fn serve_serially(listener: &TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) {
     let limit = ConnLimit::new(1);
     let waiting = || accept::readable(listener, Duration::ZERO);

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use sha2::{Digest, Sha256};
@@ -78,18 +78,6 @@ fn entries(dir: &Path) -> Vec<String> {
 
 fn is_temp(name: &str) -> bool {
     name.starts_with(".upload-")
-}
-
-/// Polls until `cond` holds; false after `timeout`.
-fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + timeout;
-    while Instant::now() < until {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
 }
 
 fn sha_hex(data: &[u8]) -> String {
@@ -405,7 +393,7 @@ fn over_max_upload_is_413_before_writing(model: &str) {
     req.extend_from_slice(b"0\r\n\r\n");
     assert_eq!(env.request(&req).status, 413);
     assert!(
-        eventually(Duration::from_secs(5), || env.entries() == ["ok"]),
+        wait_until(Duration::from_secs(5), || env.entries() == ["ok"]),
         "{:?}",
         env.entries()
     );
@@ -419,7 +407,7 @@ fn body_cut_off_leaves_no_file(model: &str) {
     s.write_all(&data(8, 100_000)).unwrap();
     // The upload is in progress: a temporary file, not the name.
     assert!(
-        eventually(Duration::from_secs(10), || env
+        wait_until(Duration::from_secs(10), || env
             .entries()
             .iter()
             .any(|n| is_temp(n))),
@@ -429,7 +417,7 @@ fn body_cut_off_leaves_no_file(model: &str) {
     assert!(!env.dir().join("cut.bin").exists());
     drop(s);
     assert!(
-        eventually(Duration::from_secs(10), || env.entries().is_empty()),
+        wait_until(Duration::from_secs(10), || env.entries().is_empty()),
         "left behind: {:?}",
         env.entries()
     );
@@ -458,7 +446,7 @@ fn killed_client_leaves_no_file(model: &str) {
         std::thread::sleep(Duration::from_secs(20));
     });
     assert!(
-        eventually(Duration::from_secs(10), || env
+        wait_until(Duration::from_secs(10), || env
             .entries()
             .iter()
             .any(|n| is_temp(n))),
@@ -468,7 +456,7 @@ fn killed_client_leaves_no_file(model: &str) {
     curl.kill().unwrap();
     curl.wait().unwrap();
     assert!(
-        eventually(Duration::from_secs(10), || env.entries().is_empty()),
+        wait_until(Duration::from_secs(10), || env.entries().is_empty()),
         "left behind: {:?}",
         env.entries()
     );
@@ -500,7 +488,7 @@ fn concurrent_same_name_uploads_give_one_whole_file(model: &str) {
                     // (bounded, since a one-at-a-time server reads one
                     // client only).
                     halfway.fetch_add(1, Ordering::SeqCst);
-                    eventually(Duration::from_secs(2), || halfway.load(Ordering::SeqCst) == N);
+                    wait_until(Duration::from_secs(2), || halfway.load(Ordering::SeqCst) == N);
                     c.write_all(&body[LEN / 2..]).unwrap();
                     read_response(&mut c, false).unwrap().status
                 })
@@ -631,7 +619,7 @@ fn readers_see_the_old_file_or_the_whole_new_one_during_a_replace(model: &str) {
     .unwrap();
     up.write_all(&new[..new.len() / 2]).unwrap();
     assert!(
-        eventually(Duration::from_secs(10), || env
+        wait_until(Duration::from_secs(10), || env
             .entries()
             .iter()
             .any(|n| is_temp(n))),
@@ -693,7 +681,7 @@ fn listing_hides_temporary_and_dot_files(model: &str) {
         .unwrap();
     s.write_all(&data(32, 50_000)).unwrap();
     assert!(
-        eventually(Duration::from_secs(10), || env
+        wait_until(Duration::from_secs(10), || env
             .entries()
             .iter()
             .any(|n| is_temp(n) && n != ".upload-abc123.tmp")),
@@ -769,7 +757,7 @@ fn restart_after_kill_9_mid_upload_removes_the_temporary_file(model: &str) {
             .collect()
     };
     assert!(
-        eventually(Duration::from_secs(10), || temps().len() == 1),
+        wait_until(Duration::from_secs(10), || temps().len() == 1),
         "{:?}",
         entries(&files)
     );
@@ -811,7 +799,7 @@ fn a_starting_server_leaves_a_live_upload_alone(model: &str) {
     .unwrap();
     s.write_all(&body[..100_000]).unwrap();
     assert!(
-        eventually(Duration::from_secs(10), || env
+        wait_until(Duration::from_secs(10), || env
             .entries()
             .iter()
             .any(|n| is_temp(n))),
@@ -908,7 +896,7 @@ fn full_disk_is_507_and_leaves_nothing(model: &str) {
     drop(s);
     let _ = writer.join();
     assert!(
-        eventually(Duration::from_secs(10), || entries(&mnt).is_empty()),
+        wait_until(Duration::from_secs(10), || entries(&mnt).is_empty()),
         "left behind: {:?}",
         entries(&mnt)
     );
@@ -1092,10 +1080,10 @@ fn a_prefork_worker_killed_mid_upload_leaves_no_temporary_file() {
         s
     };
     let _cut = begin("cut.bin");
-    assert!(eventually(Duration::from_secs(10), || temps().len() == 1));
+    assert!(wait_until(Duration::from_secs(10), || temps().len() == 1));
     let cut_temp = temps()[0].clone();
     let mut live = begin("live.bin");
-    assert!(eventually(Duration::from_secs(10), || temps().len() == 2));
+    assert!(wait_until(Duration::from_secs(10), || temps().len() == 2));
     let holder = child_pids(env.server.pid())
         .into_iter()
         .find(|&pid| {
@@ -1110,7 +1098,7 @@ fn a_prefork_worker_killed_mid_upload_leaves_no_temporary_file() {
     // The parent notices within a tick and removes the dead worker's file,
     // and only that one.
     assert!(
-        eventually(Duration::from_secs(10), || temps().len() == 1
+        wait_until(Duration::from_secs(10), || temps().len() == 1
             && !temps().contains(&cut_temp)),
         "{:?}",
         env.entries()

@@ -291,6 +291,7 @@ fn report_of_e1_without_machine_json() {
 /// The flags that recorded fixtures/report-sweep (see the README there):
 /// every run of this plan is in its raw.csv, so the sweep resumes into
 /// nothing, starts no target and prints the table of what raw.csv holds.
+// model subset: the plan that recorded the fixture.
 const SWEEP_PLAN: [&str; 18] = [
     "--target",
     "model:event-loop",

@@ -1038,8 +1038,8 @@ fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
     let rows = raw::read(&out).unwrap();
     assert_eq!(
         rows.len(),
-        6 * 4 * 2,
-        "6 models x 4 concurrency levels x keep-alive on/off"
+        MODELS.len() * 4 * 2,
+        "every model x 4 concurrency levels x keep-alive on/off"
     );
     ok_rows(&rows);
     assert!(

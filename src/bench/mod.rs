@@ -6,6 +6,7 @@ pub mod config;
 pub mod engine;
 pub mod render;
 pub mod result;
+pub mod schedule;
 mod send_timer;
 pub mod stats;
 

@@ -15,8 +15,8 @@ use anyhow::Context;
 use super::client::{self, FILES_PREFIX};
 use crate::net::url::HttpUrl;
 use crate::proc::child::{ChildServer, Ended};
-use crate::server::handlers::files::stale::is_temp_name;
-use crate::server::Model;
+use crate::results::files::is_temp_name;
+use crate::results::models::Model;
 
 /// How long a starting server may take to print its address and answer.
 const START_TIMEOUT: Duration = Duration::from_secs(20);

@@ -25,9 +25,7 @@ use crate::http::{Method, RequestHead};
 
 /// Upload limit when `--max-upload` is not given.
 pub const DEFAULT_MAX_UPLOAD: u64 = 1 << 30;
-/// Prefix of in-progress uploads; the leading dot keeps them out of
-/// listings and out of reach of any request (names may not start with '.').
-pub const TEMP_PREFIX: &str = ".upload-";
+pub use crate::results::files::TEMP_PREFIX;
 
 /// Routes `/files`, `/files/` and `/files/NAME`; None for other paths.
 pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {

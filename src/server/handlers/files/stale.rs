@@ -15,21 +15,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::TEMP_PREFIX;
-
-/// Suffix of temporary upload files.
-pub const TEMP_SUFFIX: &str = ".tmp";
-/// Random alphanumeric characters between prefix and suffix.
-pub const TEMP_RAND_LEN: usize = 6;
-
-/// Whether `name` has exactly the shape of this service's temporary files
-/// (`.upload-XXXXXX.tmp`): the startup cleanup touches nothing else, so a
-/// user's own `.upload-notes` survives it.
-pub fn is_temp_name(name: &str) -> bool {
-    name.strip_prefix(TEMP_PREFIX)
-        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
-        .is_some_and(|r| r.len() == TEMP_RAND_LEN && r.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
+pub use crate::results::files::is_temp_name;
 
 /// Takes the lock that marks a freshly created temporary file as in use.
 /// False when the file cannot be kept: a starting server's cleanup locked
@@ -110,23 +96,6 @@ fn try_lock(file: &File) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temp_names_have_one_exact_shape() {
-        assert!(is_temp_name(".upload-a1B2c3.tmp"));
-        for other in [
-            ".upload-a1B2c.tmp",
-            ".upload-a1B2c3d.tmp",
-            ".upload-a1-2c3.tmp",
-            ".upload-a1B2c3.tmp2",
-            ".upload-a1B2c3",
-            ".upload-notes",
-            "upload-a1B2c3.tmp",
-            "x.upload-a1B2c3.tmp",
-        ] {
-            assert!(!is_temp_name(other), "{other}");
-        }
-    }
 
     #[test]
     fn removes_only_unlocked_temp_files() {

@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 use super::digest::BodyDigest;
-use super::stale::{self, TEMP_RAND_LEN, TEMP_SUFFIX};
+use super::stale;
 use super::{hex, href, io_status, json, FileDigest, TEMP_PREFIX};
+use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
 use crate::server::handlers::{BodySink, Response};
 
 /// After this many new bytes the kernel is asked to start writing them

@@ -1,0 +1,428 @@
+//! The load engine: each thread runs one mio event loop over its share of
+//! preallocated connections (wrk's shape). Request bytes are built once;
+//! every measurement goes into the thread's own `Stats`, merged after join.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mio::net::TcpStream;
+use mio::{Events, Poll, Token};
+
+use super::schedule::{slot_time, slots_before};
+use super::send_timer::SendTimer;
+use super::stats::Stats;
+use crate::http::client::ResponseParser;
+
+mod conn_io;
+
+/// How often timeouts are checked and the stop flag is read.
+const TICK: Duration = Duration::from_millis(50);
+/// Per-thread read buffer; responses are counted, never kept.
+const READ_BUF: usize = 64 * 1024;
+/// `Shared::doc_length` before the first measured response arrives.
+pub const NO_LENGTH: u64 = u64::MAX;
+/// Open-loop slots missed at the time limit are recorded in at most this
+/// many histogram entries (evenly spread groups), so a huge rate cannot
+/// turn the end of a run into a long loop.
+const MAX_MISSED_RECORDS: u64 = 100_000;
+/// The open-loop send timer's token; connection tokens are their indices.
+const TIMER: Token = Token(usize::MAX - 1);
+
+/// What one thread is asked to do.
+#[derive(Debug, Clone)]
+pub struct ThreadPlan {
+    pub connections: usize,
+    /// Requests this thread must complete (None: until the deadline).
+    pub requests: Option<u64>,
+    /// Open loop: this thread's share of the rate, requests per second.
+    pub rate: Option<f64>,
+}
+
+/// Settings shared by all threads: read-only, except the document-length
+/// baseline, which is set once by whichever thread sees the first response.
+#[derive(Debug)]
+pub struct Shared {
+    pub addr: SocketAddr,
+    pub request: Bytes,
+    /// The request carries a body (-p/-u): whole requests then count as
+    /// sent bytes, which is what ab's "Total body sent" adds up.
+    pub sends_body: bool,
+    pub head_request: bool,
+    pub keep_alive: bool,
+    pub timeout: Duration,
+    pub variable_length: bool,
+    /// The run (warm-up included) starts here; the open-loop warm-up
+    /// schedule counts from it.
+    pub run_start: Instant,
+    /// Measuring starts here (after warm-up); earlier requests are not counted.
+    pub measure_start: Instant,
+    /// No request starts after this instant.
+    pub deadline: Option<Instant>,
+    /// Set by Ctrl-C handling or the caller to end the run early.
+    pub stop: AtomicBool,
+    /// Body length of the run's first measured response (ab's Document
+    /// Length), which every later response is held to; `NO_LENGTH` until
+    /// then. Each thread touches it once, at its own first response (a
+    /// compare-exchange that sets it or learns it), then keeps a copy.
+    pub doc_length: AtomicU64,
+}
+
+/// Requests a load thread has finished, read by the progress bar. Padded
+/// so threads bumping their own counter do not share a cache line.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub struct DoneCounter(pub AtomicU64);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No request in progress.
+    Free,
+    /// Waiting for the scheduled send time (open loop).
+    Parked,
+    Connecting,
+    Sending(usize),
+    Receiving,
+}
+
+struct LoadConn {
+    stream: Option<TcpStream>,
+    phase: Phase,
+    parser: ResponseParser,
+    /// This request rides on a connection that served an earlier one.
+    reused: bool,
+    /// The socket is polled for WRITABLE as well as READABLE.
+    writable: bool,
+    /// Counted toward -n and recorded (false during warm-up).
+    counted: bool,
+    t_start: Instant,
+    t_intended: Instant,
+    t_connected: Instant,
+    t_sent: Instant,
+    t_first: Option<Instant>,
+}
+
+/// One thread's run.
+pub struct Worker<'a> {
+    shared: &'a Shared,
+    plan: ThreadPlan,
+    poll: Poll,
+    conns: Vec<LoadConn>,
+    stats: Stats,
+    progress: &'a DoneCounter,
+    /// Counted requests given a slot so far (begun, or parked until their
+    /// open-loop send time).
+    started: u64,
+    /// Open loop: warm-up slots used so far, and how many there are.
+    warm_slots: u64,
+    warm_total: u64,
+    /// Counted requests finished so far.
+    finished: u64,
+    buf: Vec<u8>,
+    parked: std::collections::VecDeque<usize>,
+    /// Open loop: wakes the loop at the first parked request's send time.
+    timer: Option<SendTimer>,
+    /// Connections that finished a request and need the next one. Going
+    /// through this list instead of calling back keeps the stack flat when
+    /// requests finish (or fail to connect) immediately, one after another.
+    restart: Vec<usize>,
+    /// The run ended because the time limit passed.
+    hit_deadline: bool,
+    /// When the batch of readiness events being handled was reported: the
+    /// arrival time of every response in it. Data that wakes the loop was
+    /// there by then, and one clock read per batch instead of two per
+    /// response is measurable at 100k requests/s.
+    woke: Instant,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        shared: &'a Shared,
+        plan: ThreadPlan,
+        progress: &'a DoneCounter,
+    ) -> io::Result<Self> {
+        let now = Instant::now();
+        let conns = (0..plan.connections)
+            .map(|_| LoadConn {
+                stream: None,
+                phase: Phase::Free,
+                parser: ResponseParser::new(shared.head_request),
+                reused: false,
+                writable: false,
+                counted: false,
+                t_start: now,
+                t_intended: now,
+                t_connected: now,
+                t_sent: now,
+                t_first: None,
+            })
+            .collect();
+        let open_loop = plan.rate.is_some();
+        let warm_total = plan.rate.map_or(0, |rate| {
+            slots_before(shared.run_start, shared.measure_start, rate)
+        });
+        let poll = Poll::new()?;
+        let timer = if open_loop {
+            Some(SendTimer::new(poll.registry(), TIMER)?)
+        } else {
+            None
+        };
+        Ok(Worker {
+            shared,
+            plan,
+            poll,
+            conns,
+            stats: Stats::new(open_loop),
+            progress,
+            started: 0,
+            warm_slots: 0,
+            warm_total,
+            finished: 0,
+            buf: vec![0; READ_BUF],
+            parked: std::collections::VecDeque::new(),
+            timer,
+            restart: Vec::new(),
+            hit_deadline: false,
+            woke: now,
+        })
+    }
+
+    /// Runs until the plan is done, the deadline passes or stop is set.
+    pub fn run(mut self) -> Stats {
+        if let Some(c) = self.conns.first_mut() {
+            c.parser.capture_server(true);
+        }
+        self.restart.extend((0..self.conns.len()).rev());
+        let mut events = Events::with_capacity(1024);
+        let mut last_check = Instant::now();
+        loop {
+            // One batch per round: a connection whose responses come back
+            // at once is requeued for the next round, after the others.
+            for i in std::mem::take(&mut self.restart) {
+                self.next_request(i);
+            }
+            if self.done() {
+                break;
+            }
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.stats.error(format!("poll: {e}"));
+                    break;
+                }
+            }
+            let now = Instant::now();
+            self.woke = now;
+            for ev in events.iter() {
+                match ev.token() {
+                    TIMER => {
+                        if let Some(timer) = self.timer.as_mut() {
+                            timer.fired();
+                        }
+                    }
+                    t => self.on_ready(t.0, ev),
+                }
+            }
+            if self.past_deadline(now) || self.shared.stop.load(Ordering::Relaxed) {
+                self.hit_deadline = self.past_deadline(now);
+                break;
+            }
+            self.wake_parked(now);
+            if now.duration_since(last_check) >= TICK {
+                last_check = now;
+                self.check_timeouts(now);
+            }
+        }
+        self.stats.in_flight_at_end = self.conns.iter().filter(|c| c.in_flight()).count() as u64;
+        self.stats.hit_deadline = self.hit_deadline;
+        if let (true, Some(rate), Some(deadline)) =
+            (self.hit_deadline, self.plan.rate, self.shared.deadline)
+        {
+            self.account_unfinished(rate, deadline);
+        }
+        self.stats
+    }
+
+    /// Open loop, ended by the time limit: every slot due before it is
+    /// accounted for. Slots that never got a connection are counted as
+    /// missed; they and the requests still in flight enter the corrected
+    /// histogram as waiting until the end (a lower bound on their latency),
+    /// so a stalled server cannot make its backlog vanish from the tail.
+    fn account_unfinished(&mut self, rate: f64, deadline: Instant) {
+        let origin = self.shared.measure_start;
+        let mut due = slots_before(origin, deadline, rate);
+        if let Some(n) = self.plan.requests {
+            due = due.min(n);
+        }
+        let us = |at: Instant| deadline.saturating_duration_since(at).as_micros() as u64;
+        // Slots never handed out: a contiguous range of the schedule.
+        let never = due.saturating_sub(self.started);
+        let mut corrected = self.stats.latency.corrected.as_mut();
+        let mut parked = 0;
+        for c in &self.conns {
+            // A slot handed out but still waiting for its send time.
+            let missed = c.counted && c.phase == Phase::Parked && c.t_intended < deadline;
+            parked += u64::from(missed);
+            if let Some(h) = corrected.as_mut().filter(|_| missed || c.in_flight()) {
+                h.saturating_record(us(c.t_intended));
+            }
+        }
+        self.stats.missed = parked + never;
+        let Some(h) = corrected else {
+            return;
+        };
+        let group = never.div_ceil(MAX_MISSED_RECORDS).max(1);
+        let mut k = self.started;
+        while k < due {
+            let n = group.min(due - k);
+            h.saturating_record_n(us(slot_time(origin, k + n / 2, rate)), n);
+            k += n;
+        }
+    }
+
+    fn done(&self) -> bool {
+        match self.plan.requests {
+            Some(n) => self.finished >= n,
+            None => false,
+        }
+    }
+
+    fn past_deadline(&self, now: Instant) -> bool {
+        self.shared.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// How long the next poll may sleep. A parked request's send time is
+    /// kept by the send timer, since the poll timeout is only good to the
+    /// millisecond; the timeout itself stays as a backstop.
+    fn poll_timeout(&mut self) -> Duration {
+        if !self.restart.is_empty() {
+            return Duration::ZERO;
+        }
+        let mut t = TICK;
+        if let Some(&i) = self.parked.front() {
+            let now = Instant::now();
+            let at = self.conns[i].t_intended;
+            let wait = at.saturating_duration_since(now);
+            match self.timer.as_mut().map(|timer| timer.arm(at, now)) {
+                Some(Ok(())) => t = t.min(wait + Duration::from_millis(1)),
+                Some(Err(_)) | None => t = t.min(wait),
+            }
+        }
+        t
+    }
+
+    /// Whether another counted request may start.
+    fn budget_left(&self) -> bool {
+        self.plan.requests.map_or(true, |n| self.started < n)
+    }
+
+    /// Gives connection `i` its next request, or leaves it free.
+    fn next_request(&mut self, i: usize) {
+        let now = Instant::now();
+        if self.shared.stop.load(Ordering::Relaxed) || self.past_deadline(now) {
+            self.close(i);
+            return;
+        }
+        let (counted, intended) = match self.plan.rate {
+            Some(rate) => match self.next_slot(rate) {
+                Some(slot) => slot,
+                None => return self.close(i),
+            },
+            None => {
+                let counted = now >= self.shared.measure_start;
+                if counted {
+                    if !self.budget_left() {
+                        return self.close(i);
+                    }
+                    self.started += 1;
+                }
+                (counted, now)
+            }
+        };
+        if intended > now {
+            // The slot is reserved now so the schedule stays exact.
+            let c = &mut self.conns[i];
+            c.counted = counted;
+            c.t_intended = intended;
+            c.phase = Phase::Parked;
+            self.parked.push_back(i);
+            return;
+        }
+        self.begin(i, counted, intended, now);
+    }
+
+    /// The next open-loop slot: whether it is measured, and its send time.
+    /// Warm-up runs on the same schedule from the start of the run (a
+    /// server warmed up flat out would be in another state than the rate
+    /// asks for); measured slots count from `measure_start`. None when the
+    /// measured budget (-n) is spent.
+    fn next_slot(&mut self, rate: f64) -> Option<(bool, Instant)> {
+        if self.warm_slots < self.warm_total {
+            let at = slot_time(self.shared.run_start, self.warm_slots, rate);
+            self.warm_slots += 1;
+            return Some((false, at));
+        }
+        if !self.budget_left() {
+            return None;
+        }
+        let at = slot_time(self.shared.measure_start, self.started, rate);
+        self.started += 1;
+        Some((true, at))
+    }
+
+    fn wake_parked(&mut self, now: Instant) {
+        while let Some(&i) = self.parked.front() {
+            if self.conns[i].t_intended > now {
+                break;
+            }
+            self.parked.pop_front();
+            let (counted, intended) = (self.conns[i].counted, self.conns[i].t_intended);
+            self.begin(i, counted, intended, now);
+        }
+    }
+
+    /// Starts a request on connection `i` now.
+    fn begin(&mut self, i: usize, counted: bool, intended: Instant, now: Instant) {
+        let c = &mut self.conns[i];
+        c.counted = counted;
+        c.t_intended = intended;
+        c.t_start = now;
+        c.t_first = None;
+        c.parser.reset();
+        if c.stream.is_some() && self.shared.keep_alive {
+            c.reused = true;
+            c.t_connected = now;
+            c.phase = Phase::Sending(0);
+            self.send(i);
+            return;
+        }
+        self.reconnect(i);
+    }
+}
+
+impl LoadConn {
+    /// A measured request is on the wire (not waiting for its slot).
+    fn in_flight(&self) -> bool {
+        self.counted && !matches!(self.phase, Phase::Free | Phase::Parked)
+    }
+}
+
+/// Errors that mean the peer closed or reset the connection.
+fn is_peer_close(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+    )
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Failure {
+    Connect,
+    Receive,
+    Exception,
+    Timeout,
+}

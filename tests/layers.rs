@@ -1,11 +1,12 @@
-//! The dependency rule of DESIGN.md and lib.rs, held by reading the source:
+//! The dependency rule of lib.rs (and shared/DESIGN.md), held by reading the source:
 //! every `crate::` and `super::` path in src/ (in `use` trees and inline
 //! alike) is resolved to the module it names, and
 //! - a path from one top-level module into another must be an allowed edge
 //!   (anything not listed in `ALLOWED` is forbidden);
-//! - no two files import each other, directly or round a longer cycle
-//!   (a `mod.rs` that only declares and re-exports is the module's facade,
-//!   so paths through it are followed to the file that defines the item).
+//! - no two files import each other, directly or round a longer cycle.
+//!   Paths through a `mod.rs` that only declares and re-exports are
+//!   followed to the file that defines the item; a module's own file
+//!   reaching into its children is its structure, not an import.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -107,16 +108,23 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Every path that starts with `crate::`, `$crate::` or `super::`, with
+/// Every path that starts with `crate::`, `$crate::`, `super::` or the
+/// name of one of the file's own child modules (`files::route`), with
 /// `use` trees expanded (`use super::{a, b::{C, D}}` gives three paths).
-fn paths_in(code: &str) -> Vec<String> {
+fn paths_in(code: &str, children: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let chars: Vec<char> = code.chars().collect();
+    let mut starts_with: Vec<String> = vec!["crate::".into(), "super::".into()];
+    starts_with.extend(children.iter().map(|c| format!("{c}::")));
     let mut i = 0;
     while i < chars.len() {
-        let rest: String = chars[i..chars.len().min(i + 8)].iter().collect();
-        let starts = (rest.starts_with("crate::") || rest.starts_with("super::"))
-            && (i == 0 || !is_ident(chars[i - 1]));
+        let before_ok = i == 0 || !(is_ident(chars[i - 1]) || chars[i - 1] == ':');
+        let starts = before_ok
+            && starts_with.iter().any(|s| {
+                s.chars()
+                    .enumerate()
+                    .all(|(k, c)| chars.get(i + k) == Some(&c))
+            });
         if !starts {
             i += 1;
             continue;
@@ -206,7 +214,8 @@ fn absolute(from: &[String], path: &str) -> Vec<String> {
                 base.pop();
             }
         }
-        _ => {}
+        // A child module of the file's own module.
+        _ => base = from.to_vec(),
     }
     base.extend(segs.iter().map(|s| s.to_string()));
     base
@@ -215,6 +224,11 @@ fn absolute(from: &[String], path: &str) -> Vec<String> {
 struct Tree {
     /// Module path -> file.
     files: BTreeMap<Vec<String>, PathBuf>,
+    /// File -> the child modules it declares (`mod x;`).
+    children: BTreeMap<PathBuf, Vec<String>>,
+    /// Files that define items of their own (outside tests), as opposed to
+    /// a facade that only declares modules and re-exports.
+    defines_items: BTreeSet<PathBuf>,
     /// File -> (re-exported name -> module path of the item's file).
     reexports: BTreeMap<PathBuf, BTreeMap<String, Vec<String>>>,
     /// `#[macro_export]` macro name -> module of the file defining it.
@@ -227,6 +241,8 @@ impl Tree {
         rust_files(&src(), &mut list);
         let mut tree = Tree {
             files: BTreeMap::new(),
+            children: BTreeMap::new(),
+            defines_items: BTreeSet::new(),
             reexports: BTreeMap::new(),
             macros: BTreeMap::new(),
         };
@@ -247,6 +263,10 @@ impl Tree {
                 tree.macros.insert(name, module.clone());
             }
             tree.files.insert(module, f.clone());
+            tree.children.insert(f.clone(), child_modules(&code));
+            if defines_items(&code) {
+                tree.defines_items.insert(f.clone());
+            }
             sources.push((f, code));
         }
         for (f, code) in &sources {
@@ -303,6 +323,39 @@ impl Tree {
     }
 }
 
+/// `mod x;` and `pub mod x;` declarations: the file's child modules.
+fn child_modules(code: &str) -> Vec<String> {
+    code.lines()
+        .map(str::trim)
+        .filter_map(|l| {
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            l.strip_prefix("mod ")?.strip_suffix(';')
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether the file defines anything itself (before its tests): a
+/// function, type, trait, constant or impl.
+fn defines_items(code: &str) -> bool {
+    let code = code.split("#[cfg(test)]").next().unwrap_or(code);
+    code.lines().any(|l| {
+        let mut l = l.trim_start();
+        if let Some(rest) = l.strip_prefix("pub") {
+            l = rest.trim_start();
+            if l.starts_with('(') {
+                l = l.split_once(')').map_or("", |(_, r)| r).trim_start();
+            }
+        }
+        [
+            "fn ", "struct ", "enum ", "trait ", "const ", "static ", "type ", "impl",
+        ]
+        .iter()
+        .any(|k| l.starts_with(k))
+    })
+}
+
 fn allowed(from: &str, to: &str, path: &[String]) -> bool {
     if from == to {
         return true;
@@ -328,7 +381,7 @@ fn every_path_follows_the_dependency_rule() {
     for (f, code) in &sources {
         let module = module_of(f);
         let Some(from) = module.first() else { continue };
-        for p in paths_in(code) {
+        for p in paths_in(code, &tree.children[f]) {
             let abs = absolute(&module, &p);
             let Some(to) = abs.first() else { continue };
             let to = tree
@@ -362,13 +415,25 @@ fn no_two_files_import_each_other() {
     let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
     for (f, code) in &sources {
         let module = module_of(f);
-        for p in paths_in(code) {
+        for p in paths_in(code, &tree.children[f]) {
             let abs = absolute(&module, &p);
             if let Some((to, _)) = tree.resolve(&abs, 0) {
-                // A facade (mod.rs, lib.rs) declares and re-exports; what
-                // stays pointing at it after re-exports are followed is the
-                // module's glue, not a file-to-file import.
-                let facade = to.ends_with("mod.rs") || to.ends_with("lib.rs");
+                // A facade (a mod.rs or lib.rs that defines nothing itself)
+                // declares and re-exports; a path that still points at it
+                // after re-exports are followed names a module, not an
+                // import from a file.
+                let facade = (to.ends_with("mod.rs") || to.ends_with("lib.rs"))
+                    && !tree.defines_items.contains(&to);
+                // A module's own file reaching into its children (a router
+                // calling its handlers) is the module's structure; what
+                // counts are imports between files that are not parent and
+                // child: siblings, cousins, and children back to a parent
+                // that reaches elsewhere.
+                let own_child = (f.ends_with("mod.rs") || f.ends_with("lib.rs"))
+                    && f.parent().is_some_and(|dir| to.starts_with(dir));
+                if own_child {
+                    continue;
+                }
                 if to != *f && !facade {
                     edges.entry(f.clone()).or_default().insert(to);
                 }
@@ -427,7 +492,7 @@ fn the_reader_sees_use_trees_and_inline_paths() {
     let code = code_only(
         "use super::{a, b::{C, D as E}};\n// crate::in_a::comment\nlet x = crate::lab::raw::X; \"crate::in_a_string\"",
     );
-    let paths = paths_in(&code);
+    let paths = paths_in(&code, &[]);
     assert_eq!(
         paths,
         [
@@ -466,4 +531,20 @@ fn the_cycle_finder_finds_a_cycle_of_three() {
     assert_eq!(find_cycles(&edges), [vec![p("a"), p("b"), p("c"), p("a")]]);
     edges.get_mut(&p("c")).unwrap().remove(&p("a"));
     assert!(find_cycles(&edges).is_empty());
+}
+
+#[test]
+fn a_facade_defines_nothing_and_child_paths_are_read() {
+    let children = child_modules("mod files;\npub mod synthetic;\n");
+    assert_eq!(children, ["files", "synthetic"]);
+    let mod_rs = code_only("fn route() { files::route(); x::files::y(); }");
+    assert_eq!(paths_in(&mod_rs, &children), ["files::route"]);
+    assert_eq!(
+        absolute(&["server".to_string()], "files::route"),
+        ["server", "files", "route"]
+    );
+    assert!(defines_items("pub(crate) fn x() {}") && defines_items("impl A {}"));
+    assert!(!defines_items(
+        "pub mod a;\npub use a::B;\n#[cfg(test)]\nmod tests { fn t() {} }"
+    ));
 }

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often blocked loops wake to look at the shutdown flag and at
 /// connection deadlines. A signal reaches only one thread, so every loop
@@ -59,5 +59,13 @@ impl Shutdown {
 
     pub fn is_set(&self) -> bool {
         self.flag.load(Ordering::Relaxed) || (self.signals && SIGNALLED.load(Ordering::Relaxed))
+    }
+}
+
+/// Waits until `done` says all work finished or the grace period passed.
+pub fn wait_drained(grace: Duration, done: impl Fn() -> bool) {
+    let until = Instant::now() + grace;
+    while !done() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -15,7 +15,7 @@ use bytes::Bytes;
 
 use super::docroot::EMBEDDED_FILES;
 use super::path::decode_path;
-use super::{Body, Response};
+use super::response::{Body, Response};
 use crate::http::RequestHead;
 
 /// Files up to this size are kept in memory and sent with the head in one

@@ -2,7 +2,8 @@
 
 use bytes::Bytes;
 
-use super::{Action, App, Body, BodySink, Response};
+use super::app::App;
+use super::response::{Action, Body, BodySink, Response};
 use crate::http::{Method, RequestHead};
 
 /// Largest `/bytes/N` answer; bigger requests are refused rather than

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::io_status;
+use super::reply::io_status;
 use crate::server::handlers::Response;
 
 pub fn delete(dir: &Path, name: &str) -> Response {

@@ -9,7 +9,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::range::{self, ByteRange};
-use super::{hex, io_status, json, query_param, FileDigest};
+use super::reply::{hex, io_status, json, query_param, FileDigest};
 use crate::http::{Method, RequestHead};
 use crate::server::handlers::static_files::content_type;
 use crate::server::handlers::validators::Validators;

@@ -5,7 +5,8 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::{io_status, json, name, query_param};
+use super::name;
+use super::reply::{io_status, json, query_param};
 use crate::http::RequestHead;
 use crate::server::handlers::Response;
 use crate::sys::time as rfc3339;

@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 use super::digest::BodyDigest;
+use super::reply::{hex, href, io_status, json, FileDigest};
 use super::stale;
-use super::{hex, href, io_status, json, FileDigest, TEMP_PREFIX};
+use crate::results::files::TEMP_PREFIX;
 use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
 use crate::server::handlers::{BodySink, Response};
 

@@ -1,0 +1,41 @@
+//! What a model is given to serve: the model, its workers, the protocol
+//! limits, connection and shutdown settings, and the handlers' `App`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::handlers::App;
+use crate::http::Limits;
+use crate::results::models::Model;
+
+/// Everything a model needs to serve.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub model: Model,
+    /// Threads, processes or reactors, by model; 0 means the model's default
+    /// (for thread-pool: a pool that grows on demand).
+    pub workers: usize,
+    pub limits: Limits,
+    /// Most connections open at once (per process for prefork); more wait
+    /// in the listen queue.
+    pub max_connections: usize,
+    /// How long in-flight work may take to finish after shutdown starts.
+    pub shutdown_grace: Duration,
+    /// Listen with TCP_DEFER_ACCEPT (see `bind`).
+    pub defer_accept: bool,
+    pub app: Arc<App>,
+}
+
+impl ServerConfig {
+    pub fn new(model: Model, app: App) -> Self {
+        ServerConfig {
+            model,
+            workers: model.workers(None),
+            limits: Limits::default(),
+            max_connections: 10_000,
+            shutdown_grace: Duration::from_secs(30),
+            defer_accept: true,
+            app: Arc::new(app),
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! What the file service's handlers answer with: JSON bodies, a file's
+//! href and digest, query parameters, and the status a failed filesystem
+//! call maps to. One file, so the handlers and the router share it without
+//! importing each other.
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::http::RequestHead;
+use crate::server::handlers::{Body, Response};
+
+/// What uploads and `?sha256` answer.
+#[derive(Debug, Serialize)]
+pub(super) struct FileDigest<'a> {
+    pub name: &'a str,
+    pub size: u64,
+    pub sha256: String,
+}
+
+/// A JSON response; serialising our own plain structs cannot fail, but a
+/// failure would still be an answer (500), not a panic.
+pub(super) fn json(status: u16, value: &impl Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(mut body) => {
+            body.push(b'\n');
+            Response::new(status)
+                .header("Content-Type", "application/json")
+                .body(Body::Bytes(Bytes::from(body)))
+        }
+        Err(_) => Response::error(500),
+    }
+}
+
+/// The value of `key` in a query string: Some("") for a bare `key`.
+pub(super) fn query_param<'a>(head: &'a RequestHead, key: &str) -> Option<&'a str> {
+    head.query()?.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == key).then_some(v)
+    })
+}
+
+/// The request path of a file: `/files/` and the name percent-encoded
+/// except for unreserved characters.
+pub(super) fn href(name: &str) -> String {
+    use std::fmt::Write;
+    name.bytes().fold(String::from("/files/"), |mut s, b| {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            s.push(b as char);
+        } else {
+            let _ = write!(s, "%{b:02X}");
+        }
+        s
+    })
+}
+
+/// Lowercase hex of a digest.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// The status for a failed filesystem call: a full disk or quota is 507
+/// (the client may retry elsewhere), everything unexpected 500.
+pub(super) fn io_status(err: &std::io::Error) -> u16 {
+    match err.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => 507,
+        // Past the file system's (or the process's) largest file: the body
+        // is too large for this server, which is what 413 says.
+        Some(libc::EFBIG) => 413,
+        Some(libc::EISDIR) | Some(libc::ENOTEMPTY) | Some(libc::EEXIST) => 409,
+        // O_NOFOLLOW met a symlink: not a file this service serves.
+        Some(libc::ELOOP) => 404,
+        _ => match err.kind() {
+            std::io::ErrorKind::NotFound => 404,
+            std::io::ErrorKind::PermissionDenied => 403,
+            _ => 500,
+        },
+    }
+}

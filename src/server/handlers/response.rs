@@ -1,0 +1,126 @@
+//! What a handler gives back: a response (head fields and a body, which
+//! may be a file range for sendfile), or a sink that a request body
+//! streams into before the answer.
+
+use std::fs::File;
+
+use bytes::Bytes;
+
+use crate::http::Method;
+
+/// A response body.
+#[derive(Debug)]
+pub enum Body {
+    Empty,
+    Bytes(Bytes),
+    /// `len` bytes of `file` from `offset`, sent with sendfile.
+    File {
+        file: File,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl Body {
+    pub fn len(&self) -> u64 {
+        match self {
+            Body::Empty => 0,
+            Body::Bytes(b) => b.len() as u64,
+            Body::File { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A response: status, extra header lines (pre-encoded `Name: value\r\n`;
+/// Date, Server, Content-Length and Connection are added by the protocol
+/// layer), and a body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Bytes,
+    pub body: Body,
+    /// Close the connection after this response.
+    pub close: bool,
+}
+
+impl Response {
+    pub fn new(status: u16) -> Self {
+        Response {
+            status,
+            headers: Bytes::new(),
+            body: Body::Empty,
+            close: false,
+        }
+    }
+
+    /// A short plain-text response, used for errors and simple answers.
+    pub fn text(status: u16, msg: &str) -> Self {
+        let mut r = Response::new(status).header("Content-Type", "text/plain; charset=utf-8");
+        r.body = Body::Bytes(Bytes::from(format!("{msg}\n")));
+        r
+    }
+
+    /// The standard error body for a status: "404 Not Found".
+    pub fn error(status: u16) -> Self {
+        let msg = format!("{} {}", status, crate::http::response::reason(status));
+        Response::text(status, &msg)
+    }
+
+    /// The answer for a method a route does not take: 405 with `Allow` for
+    /// a method the server implements elsewhere, 501 for one it implements
+    /// nowhere (RFC 9110 15.5.6 and 15.6.2), the same on every route.
+    pub fn not_allowed(method: Method, allow: &str) -> Self {
+        match method {
+            Method::Get | Method::Head | Method::Post | Method::Put | Method::Delete => {
+                Response::error(405).header("Allow", allow)
+            }
+            _ => Response::error(501),
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        let mut h = Vec::with_capacity(self.headers.len() + name.len() + value.len() + 4);
+        h.extend_from_slice(&self.headers);
+        h.extend_from_slice(name.as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(b"\r\n");
+        self.headers = Bytes::from(h);
+        self
+    }
+
+    pub fn body(mut self, body: Body) -> Self {
+        self.body = body;
+        self
+    }
+
+    pub fn closing(mut self) -> Self {
+        self.close = true;
+        self
+    }
+}
+
+/// Consumes a request body as it arrives. Dropping a sink without calling
+/// `finish` means the request was aborted; sinks that write files must then
+/// leave nothing behind.
+pub trait BodySink: Send {
+    /// The largest body this sink accepts; more is answered with 413.
+    fn max_body(&self) -> u64;
+    /// A piece of the body. An error response stops the exchange and closes
+    /// the connection.
+    fn data(&mut self, chunk: &[u8]) -> Result<(), Response>;
+    /// The body is complete; produce the response.
+    fn finish(self: Box<Self>) -> Response;
+}
+
+/// What a handler wants done with a request.
+pub enum Action {
+    /// Answer now; any request body is read and discarded first.
+    Respond(Response),
+    /// Stream the body into this sink, then answer with what it returns.
+    ReadBody(Box<dyn BodySink>),
+}

@@ -368,3 +368,86 @@ fn merge_refuses_keep_alive_mixed_with_not_and_a_file_given_twice() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// A loopback port nothing listens on: bound, then released.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Regression (issue 18): `bench http://127.0.0.1:1/` printed "Requests
+/// per second: 2959" and exited 0; a run where every answer was a 404
+/// exited 0 too. The report still says what happened; the exit status is
+/// 1 with one line naming why, and a run with any 2xx answer stays 0.
+#[test]
+fn regression_a_bench_that_measured_nothing_usable_exited_0() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let (stdout, stderr, code) = bench_text(&["-n", "20", "-c", "2", &url]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("Failed requests:        20"), "{stdout}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("measured nothing usable: every connection failed (connect"),
+        "{stderr}"
+    );
+
+    let server = TestServer::start("event-loop", &[]);
+    let (_, stderr, code) = bench_text(&["-n", "30", "-c", "3", &server.url("/status/404")]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("none of 30 requests got a 2xx or 3xx answer (answers: 30 4xx)"),
+        "{stderr}"
+    );
+    for path in ["/status/302", "/500B.html"] {
+        let (_, stderr, code) = bench_text(&["-n", "30", "-c", "3", &server.url(path)]);
+        assert_eq!(code, 0, "{path}: {stderr}");
+        assert!(stderr.is_empty(), "{path}: {stderr}");
+    }
+}
+
+/// `merge` holds merged runs to the same rule: all 404s is exit 1 after
+/// the report, a merge with 2xx answers is 0.
+#[test]
+fn merge_of_runs_that_measured_nothing_usable_exits_1() {
+    let server = TestServer::start("event-loop", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, path: &str| {
+        let file = dir.path().join(name);
+        let (_, stderr, _) = bench_text(&[
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--format",
+            "json",
+            "--out",
+            file.to_str().unwrap(),
+            &server.url(path),
+        ]);
+        assert!(file.is_file(), "{stderr}");
+        file.to_str().unwrap().to_string()
+    };
+    let missing = [run("a.json", "/status/404"), run("b.json", "/status/404")];
+    let found = run("c.json", "/500B.html");
+    let merge = |files: &[&str]| {
+        let out = Command::new(loadlab_bin())
+            .arg("merge")
+            .args(files)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    let (stdout, stderr, code) = merge(&[&missing[0], &missing[1]]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.contains("Non-2xx responses:      20"), "{stdout}");
+    assert!(
+        stderr.contains("the merged runs measured nothing usable"),
+        "{stderr}"
+    );
+    let (_, stderr, code) = merge(&[&missing[0], &found]);
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -140,6 +140,52 @@ impl Stats {
         self.failures.total()
     }
 
+    /// Answers with a 2xx or 3xx status: the requests that did the work
+    /// asked of them. Throughput beyond ab's own lines counts these only.
+    pub fn answered_ok(&self) -> u64 {
+        self.status_classes[2] + self.status_classes[3]
+    }
+
+    /// Why the run measured nothing usable, when not one request got a 2xx
+    /// or 3xx answer: its rate and latencies then describe failures (the
+    /// seed reports published 60 s runs of nothing but errors), and the
+    /// CLI exits 1 with this line instead of 0.
+    pub fn nothing_usable(&self) -> Option<String> {
+        if self.answered_ok() > 0 {
+            return None;
+        }
+        let f = &self.failures;
+        let why = if self.complete == 0 {
+            "no request completed".to_string()
+        } else if f.connect == self.complete {
+            let kind = self
+                .errors
+                .keys()
+                .find(|k| k.starts_with("connect"))
+                .map_or(String::new(), |k| format!(" ({k})"));
+            format!("every connection failed{kind}")
+        } else {
+            let classes: Vec<String> = [(4, "4xx"), (5, "5xx"), (1, "1xx"), (0, "other")]
+                .into_iter()
+                .filter(|&(i, _)| self.status_classes[i] > 0)
+                .map(|(i, name)| format!("{} {name}", self.status_classes[i]))
+                .collect();
+            let mut parts = Vec::new();
+            if self.failed() > 0 {
+                parts.push(format!("{} failed", self.failed()));
+            }
+            if !classes.is_empty() {
+                parts.push(format!("answers: {}", classes.join(", ")));
+            }
+            format!(
+                "none of {} requests got a 2xx or 3xx answer ({})",
+                self.complete,
+                parts.join("; ")
+            )
+        };
+        Some(why)
+    }
+
     /// Counts an error by kind. Only on the error path, never per success.
     pub fn error(&mut self, kind: String) {
         *self.errors.entry(kind).or_insert(0) += 1;

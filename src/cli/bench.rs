@@ -254,5 +254,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }
-    Ok(())
+    // The report is out (it says what failed); the exit status says the
+    // run measured nothing, as ab's 111 and wrk's 1 do for a refused
+    // connection.
+    match result.stats.nothing_usable() {
+        Some(why) => anyhow::bail!("bench measured nothing usable: {why}"),
+        None => Ok(()),
+    }
 }

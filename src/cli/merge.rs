@@ -65,5 +65,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         )),
         e => UsageError(e.to_string()),
     })?;
-    emit(&render(&merged, args.format), args.out.as_deref())
+    emit(&render(&merged, args.format), args.out.as_deref())?;
+    match merged.stats.nothing_usable() {
+        Some(why) => anyhow::bail!("the merged runs measured nothing usable: {why}"),
+        None => Ok(()),
+    }
 }

@@ -8,6 +8,8 @@ use serde_json::Value;
 use super::loadlab_bin;
 
 /// Runs `loadlab bench ARGS... --format json -q` and parses the result.
+/// The exit status is held to the result: 1 with one line on stderr when
+/// not one request got a 2xx or 3xx answer, 0 otherwise.
 pub fn bench_json(args: &[&str]) -> Value {
     let out = Command::new(loadlab_bin())
         .arg("bench")
@@ -15,12 +17,18 @@ pub fn bench_json(args: &[&str]) -> Value {
         .args(["--format", "json", "-q"])
         .output()
         .expect("run loadlab bench");
-    assert!(
-        out.status.success(),
-        "bench failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("bench JSON")
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bench JSON: {e}; stderr: {stderr}"));
+    let ok = u(&v, "/status_classes/2xx") + u(&v, "/status_classes/3xx");
+    if ok > 0 {
+        assert!(out.status.success(), "bench failed: {stderr}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "nothing usable, yet: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("measured nothing usable"), "{stderr}");
+    }
+    v
 }
 
 /// Runs `loadlab bench ARGS...`: (stdout, stderr, exit code).

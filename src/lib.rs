@@ -5,11 +5,12 @@
 //! every `crate::` and `super::` path in src/ and holds this):
 //!
 //! ```text
-//! cli                                  flags -> validated config -> run; may use every module
-//! lab  stress  bench  server  report   the jobs
-//! results  proc  net                   shared ground: run records and registries, child processes, URLs
-//! http                                 sans-IO HTTP/1.1
-//! sys                                  a leaf every module may use: cores, rlimit, civil time
+//! cli                     flags -> validated config -> run; may use every module
+//! lab  stress  report     experiments, and what they show
+//! bench  server           the load generator and the server under test
+//! results  proc  net      shared ground: run records and registries, child processes, URLs
+//! http                    sans-IO HTTP/1.1
+//! sys                     a leaf every module may use: cores, rlimit, civil time
 //! ```
 //!
 //! Allowed edges, anything else is forbidden: `lab` -> bench, server (the

@@ -76,8 +76,10 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Any name that starts like the service's temporary files: broader than
+/// the exact shape, so a leftover of another shape is caught too.
 fn is_temp(name: &str) -> bool {
-    name.starts_with(".upload-")
+    name.starts_with(loadlab::results::files::TEMP_PREFIX)
 }
 
 fn sha_hex(data: &[u8]) -> String {
@@ -859,9 +861,10 @@ fn names_with_dots_inside_are_plain_files(model: &str) {
     assert_eq!(r.status, 204);
 }
 
-/// ENOSPC needs a small file system: a 1 MiB tmpfs, mounted only when the
-/// test may mount (root with CAP_SYS_ADMIN); otherwise the test prints
-/// why it checked nothing. The io-error -> status mapping itself is
+/// ENOSPC needs a small file system: a 1 MiB tmpfs, which the test mounts
+/// (root with CAP_SYS_ADMIN, as CI runs); where it cannot, it fails naming
+/// what it needs rather than passing unchecked. The io-error -> status
+/// mapping itself is
 /// covered without a mount by the unit tests in src/server/handlers/files.
 fn full_disk_is_507_and_leaves_nothing(model: &str) {
     let root = tempfile::tempdir().unwrap();

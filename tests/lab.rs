@@ -877,7 +877,7 @@ fn cmd_target_starts_measures_and_stops_a_foreign_server() {
         "python's RSS was sampled"
     );
     // Stopped afterwards: nothing of it is left listening.
-    let ps = Command::new("pgrep")
+    let ps = tool("pgrep")
         .args(["-f", &docroot.display().to_string()])
         .output()
         .unwrap();

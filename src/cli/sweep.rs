@@ -370,7 +370,7 @@ impl SweepProgress {
                     b.inc(1);
                     b.set_message(what);
                 } else if self.lines {
-                    let result = if row.error.is_empty() {
+                    let result = if row.is_measured() {
                         format!("{:.0} requests/s", row.requests_per_second)
                     } else {
                         format!("error: {}", row.error)
@@ -425,7 +425,7 @@ pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outc
         crate::report::terminal::sweep_table(&inputs.raw)
     )?;
     if outcome.interrupted {
-        let kept = outcome.rows.iter().filter(|r| r.error.is_empty()).count();
+        let kept = outcome.rows.iter().filter(|r| r.is_measured()).count();
         say(&format!(
             "loadlab: interrupted; the run in progress was not recorded, {kept} run{} of this sweep kept",
             if kept == 1 { "" } else { "s" }

@@ -189,7 +189,7 @@ fn run_instance(
         Err(_) if stop() => return Ok(false),
         Err(e) => {
             let mut row = record::config_row(&inst.config, 0);
-            row.error = format!("target did not start: {e:#}");
+            row.set_failed(format!("target did not start: {e:#}"));
             let row = journal.record(row)?;
             on_event(SweepEvent::Dropped {
                 runs: inst.runs.len(),
@@ -226,7 +226,7 @@ fn measure(
     let target = match HttpUrl::parse(&url) {
         Ok(t) => t,
         Err(e) => {
-            row.error = e.to_string();
+            row.set_failed(e.to_string());
             return row;
         }
     };
@@ -267,7 +267,7 @@ fn measure(
             row.server_rss_peak_kb = usage.peak_rss_kb;
             row.client_cpu_pct = client_cpu;
         }
-        Err(e) => row.error = format!("{e:#}"),
+        Err(e) => row.set_failed(format!("{e:#}")),
     }
     row
 }

@@ -143,7 +143,7 @@ impl Schedule<'_> {
 pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Schedule<'a> {
     let done: HashSet<RunKey> = existing
         .iter()
-        .filter(|r| r.error.is_empty())
+        .filter(|r| r.is_measured())
         .map(RunKey::of_row)
         .collect();
     let mut s = Schedule::default();

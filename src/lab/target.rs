@@ -132,7 +132,7 @@ impl TargetSpec {
                     .unwrap_or_else(|| model.default_workers()),
             ),
             TargetSpec::Nginx { workers } => {
-                sweep_workers.or(*workers).unwrap_or_else(default_cores)
+                sweep_workers.or(*workers).unwrap_or_else(crate::sys::cores)
             }
             _ => 0,
         }
@@ -149,10 +149,6 @@ impl TargetSpec {
     pub fn started_here(&self) -> bool {
         !matches!(self, TargetSpec::Url { .. })
     }
-}
-
-fn default_cores() -> usize {
-    crate::sys::cores()
 }
 
 /// Where and how targets are started.

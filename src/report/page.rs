@@ -42,14 +42,8 @@ fn sections<'a>(s: &'a SweepSummary, charts: &'a [Chart]) -> Vec<Section<'a>> {
 /// skipped target are not runs and are counted apart.
 fn counts(raw: &[RawRow]) -> String {
     let skipped = raw.iter().filter(|r| r.is_skip()).count();
-    let failed = raw
-        .iter()
-        .filter(|r| !r.error.is_empty() && !r.is_skip())
-        .count();
-    let warm = raw
-        .iter()
-        .filter(|r| r.error.is_empty() && r.warmup)
-        .count();
+    let failed = raw.iter().filter(|r| r.is_failed()).count();
+    let warm = raw.iter().filter(|r| r.is_measured() && r.warmup).count();
     let runs = raw.len() - skipped;
     let measured = runs - failed - warm;
     let mut text =

@@ -223,7 +223,7 @@ pub fn summarize(raw: &[RawRow]) -> SweepSummary {
             warmup_runs: 0,
             error_runs: 0,
         });
-        if !r.error.is_empty() {
+        if r.is_failed() {
             g.error_runs += 1;
             failed.push(FailedRun::of(r));
         } else if r.warmup {

@@ -114,7 +114,7 @@ pub fn sweep_table(rows: &[RawRow]) -> String {
 /// failed requests in brackets; "error" when every run failed, "-" when
 /// there was none.
 fn rps_cell(at: &[&RawRow]) -> String {
-    let ok: Vec<&&RawRow> = at.iter().filter(|r| r.error.is_empty()).collect();
+    let ok: Vec<&&RawRow> = at.iter().filter(|r| r.is_measured()).collect();
     if ok.is_empty() {
         return if at.is_empty() { "-" } else { "error" }.to_string();
     }

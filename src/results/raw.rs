@@ -120,9 +120,25 @@ impl RawRow {
         RowStatus::of_error(&self.error)
     }
 
+    /// Whether the row records a run that was made (its numbers are the
+    /// measurement), not a failed run or a target left out.
+    pub fn is_measured(&self) -> bool {
+        self.status() == RowStatus::Measured
+    }
+
+    /// Whether the row records a run that could not be made.
+    pub fn is_failed(&self) -> bool {
+        matches!(self.status(), RowStatus::Failed(_))
+    }
+
     /// Whether the row records a target that was left out, not a run.
     pub fn is_skip(&self) -> bool {
         matches!(self.status(), RowStatus::Skipped(_))
+    }
+
+    /// Marks the row as a run that could not be made, for `why`.
+    pub fn set_failed(&mut self, why: String) {
+        self.error = why;
     }
 
     /// Marks the row as a target left out, for `why`.

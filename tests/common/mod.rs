@@ -305,12 +305,33 @@ pub fn assert_alive(server: &TestServer) {
 
 /// Runs a command-line tool, panicking with a clear message if it is not
 /// installed (`.ci/run` installs curl, ab, nginx and wrk).
+/// The Debian package a tool the tests run comes from, for the message a
+/// missing tool fails with.
+fn package_of(tool: &str) -> &'static str {
+    match tool {
+        "ab" => "apache2-utils",
+        "setpriv" | "prlimit" | "mount" => "util-linux",
+        "script" => "bsdutils",
+        "pgrep" => "procps",
+        "nginx" => "nginx",
+        "wrk" => "wrk",
+        "curl" => "curl",
+        "python3" => "python3",
+        "chromium" => "chromium",
+        _ => "the package that has it",
+    }
+}
+
 pub fn tool(name: &str) -> Command {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
         .unwrap_or(false)
         || std::path::Path::new("/usr/sbin").join(name).is_file();
-    assert!(found, "`{name}` is not installed; run .ci/run or install it (apt-get install curl apache2-utils nginx wrk)");
+    assert!(
+        found,
+        "`{name}` is not installed: apt-get install -y {} (.ci/run installs it)",
+        package_of(name)
+    );
     Command::new(name)
 }
 

@@ -326,50 +326,63 @@ fn a_silent_connection_waits_in_the_kernel_unless_defer_accept_is_off() {
     }
 }
 
+// model subset: the models that serve several connections at once in a
+// process; in the others each worker holds one, and the limit never binds.
+// One test each, so the first failure does not hide the rest.
 #[test]
-fn max_connections_queues_the_rest() {
-    // model subset: the models that serve several connections at once in a
-    // process; in the others each worker holds one, and the limit never binds.
-    for (model, extra) in [
-        ("thread-per-conn", &[][..]),
-        ("thread-pool", &["--workers", "4"][..]),
-        ("event-loop", &[][..]),
-        ("reactors", &["--workers", "1"][..]),
-    ] {
-        let mut args = vec!["--max-connections", "2"];
-        args.extend_from_slice(extra);
-        let server = TestServer::start(model, &args);
-        // Two connections with half a request each hold both slots.
-        let mut held: Vec<TcpStream> = (0..2)
-            .map(|_| {
-                let mut s = server.connect();
-                s.write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n")
-                    .unwrap();
-                s
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(200));
-        let mut third = server.connect();
-        third
-            .write_all(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        third
-            .set_read_timeout(Some(Duration::from_millis(400)))
-            .unwrap();
-        let mut b = [0u8; 1];
-        assert!(
-            third.read(&mut b).is_err(),
-            "{model}: a third connection was served past --max-connections 2"
-        );
-        // Finishing one held request frees a slot; the third is served.
-        held[0].write_all(b"Connection: close\r\n\r\n").unwrap();
-        assert_eq!(read_response(&mut held[0], false).unwrap().body, b"a");
-        third.set_read_timeout(Some(WAIT)).unwrap();
-        let r = read_response(&mut third, false).unwrap();
-        assert_eq!((r.status, r.body), (200, b"abc".to_vec()), "{model}");
-        held[1].write_all(b"\r\n").unwrap();
-        assert_eq!(read_response(&mut held[1], false).unwrap().body, b"a");
-    }
+fn max_connections_queues_the_rest_thread_per_conn() {
+    max_connections_queues_the_rest("thread-per-conn", &[]);
+}
+
+#[test]
+fn max_connections_queues_the_rest_thread_pool() {
+    max_connections_queues_the_rest("thread-pool", &["--workers", "4"]);
+}
+
+#[test]
+fn max_connections_queues_the_rest_event_loop() {
+    max_connections_queues_the_rest("event-loop", &[]);
+}
+
+#[test]
+fn max_connections_queues_the_rest_reactors() {
+    max_connections_queues_the_rest("reactors", &["--workers", "1"]);
+}
+
+fn max_connections_queues_the_rest(model: &str, extra: &[&str]) {
+    let mut args = vec!["--max-connections", "2"];
+    args.extend_from_slice(extra);
+    let server = TestServer::start(model, &args);
+    // Two connections with half a request each hold both slots.
+    let mut held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = server.connect();
+            s.write_all(b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = server.connect();
+    third
+        .write_all(b"GET /bytes/3 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(400)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(
+        third.read(&mut b).is_err(),
+        "{model}: a third connection was served past --max-connections 2"
+    );
+    // Finishing one held request frees a slot; the third is served.
+    held[0].write_all(b"Connection: close\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut held[0], false).unwrap().body, b"a");
+    third.set_read_timeout(Some(WAIT)).unwrap();
+    let r = read_response(&mut third, false).unwrap();
+    assert_eq!((r.status, r.body), (200, b"abc".to_vec()), "{model}");
+    held[1].write_all(b"\r\n").unwrap();
+    assert_eq!(read_response(&mut held[1], false).unwrap().body, b"a");
 }
 
 #[test]

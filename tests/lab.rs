@@ -1210,3 +1210,36 @@ fn regression_resuming_into_a_foreign_or_cut_header_appended_rows_anyway() {
         );
     }
 }
+
+/// Regression (issue 18): `-T "cmd:/bin/false {port}"` exited 0 with an
+/// empty table, and a sweep whose every answer was a 404 exited 0 with
+/// requests/s in its table. Both write their report and exit 1 with one
+/// line; a sweep with one usable run exits 0.
+#[test]
+fn regression_a_sweep_that_measured_nothing_usable_exited_0() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--concurrency", "1", "--requests", "10"];
+    let (_, stderr, code) = sweep(
+        &[&["-T", "cmd:/bin/false {port}"][..], &args[..]].concat(),
+        &dir.path().join("false"),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the sweep measured nothing usable: of its 1 run(s), 1 could not be made"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("false/index.html").is_file(), "the report is written");
+
+    let server = TestServer::start("event-loop", &[]);
+    let url = format!("url:{}", server.url(""));
+    let missing = [&["-T", url.as_str(), "--path", "/status/404"][..], &args[..]].concat();
+    let (_, stderr, code) = sweep(&missing, &dir.path().join("404"));
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("none got a 2xx answer"), "{stderr}");
+
+    let found = [&["-T", url.as_str(), "--path", "/500B.html"][..], &args[..]].concat();
+    let (_, stderr, code) = sweep(&found, &dir.path().join("ok"));
+    assert_eq!(code, 0, "{stderr}");
+}

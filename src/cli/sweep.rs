@@ -16,7 +16,7 @@ use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
 use crate::proc::nginx::find_nginx;
 use crate::results::presets::{Preset, PresetKind};
-use crate::results::raw;
+use crate::results::raw::{self, RawRow};
 use crate::server::Shutdown;
 
 /// Where `loadlab` with no arguments writes its report.
@@ -199,7 +199,25 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     let (plan, out, quiet) = args.into_plan()?;
     let outcome = execute(&plan, &out, quiet)?;
     exit_if_interrupted(&outcome);
-    Ok(())
+    fail_if_nothing_usable(&outcome)
+}
+
+/// A sweep whose runs all failed, or got not one 2xx answer, measured
+/// nothing: its table and report are written (they say what failed), and
+/// the exit status is 1 with one line, as for bench. A resumed sweep that
+/// had nothing left to run is not a failure.
+fn fail_if_nothing_usable(outcome: &Outcome) -> anyhow::Result<()> {
+    let made: Vec<&RawRow> = outcome.rows.iter().filter(|r| !r.is_skip()).collect();
+    // ab's counts: a 2xx answer is one that neither failed nor was non-2xx.
+    let usable = |r: &RawRow| r.is_measured() && r.complete > r.failed + r.non_2xx;
+    if made.is_empty() || made.iter().any(|r| usable(r)) {
+        return Ok(());
+    }
+    let failed = made.iter().filter(|r| r.is_failed()).count();
+    anyhow::bail!(
+        "the sweep measured nothing usable: of its {} run(s), {failed} could not be made and none got a 2xx answer (see the table above and raw.csv)",
+        made.len()
+    )
 }
 
 /// `loadlab` with no arguments: the short comparison, into a fresh
@@ -225,7 +243,7 @@ pub fn run_default() -> anyhow::Result<()> {
     )?;
     let outcome = execute(&plan, dir, false)?;
     exit_if_interrupted(&outcome);
-    Ok(())
+    fail_if_nothing_usable(&outcome)
 }
 
 /// Moves a previous report out of the way; true when there was one. A

@@ -1229,11 +1229,18 @@ fn regression_a_sweep_that_measured_nothing_usable_exited_0() {
         stderr.contains("the sweep measured nothing usable: of its 1 run(s), 1 could not be made"),
         "{stderr}"
     );
-    assert!(dir.path().join("false/index.html").is_file(), "the report is written");
+    assert!(
+        dir.path().join("false/index.html").is_file(),
+        "the report is written"
+    );
 
     let server = TestServer::start("event-loop", &[]);
     let url = format!("url:{}", server.url(""));
-    let missing = [&["-T", url.as_str(), "--path", "/status/404"][..], &args[..]].concat();
+    let missing = [
+        &["-T", url.as_str(), "--path", "/status/404"][..],
+        &args[..],
+    ]
+    .concat();
     let (_, stderr, code) = sweep(&missing, &dir.path().join("404"));
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

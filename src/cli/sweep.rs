@@ -9,7 +9,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
 use super::values::{parse_duration, UsageError};
-use crate::lab::execute::{self as sweep, SweepEvent as Event, SweepOutcome as Outcome};
+use crate::lab::execute::{self, SweepEvent, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
 use crate::lab::target::TargetSpec;
@@ -185,7 +185,7 @@ impl SweepArgs {
             return Err(usage("--threads must be at least 1"));
         }
         plan.threads = self.threads;
-        let out = self.out.clone().unwrap_or_else(sweep::default_out_dir);
+        let out = self.out.clone().unwrap_or_else(execute::default_out_dir);
         Ok((plan, out, self.quiet))
     }
 }
@@ -206,7 +206,7 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
 /// nothing: its table and report are written (they say what failed), and
 /// the exit status is 1 with one line, as for bench. A resumed sweep that
 /// had nothing left to run is not a failure.
-fn fail_if_nothing_usable(outcome: &Outcome) -> anyhow::Result<()> {
+fn fail_if_nothing_usable(outcome: &SweepOutcome) -> anyhow::Result<()> {
     let made: Vec<&RawRow> = outcome.rows.iter().filter(|r| !r.is_skip()).collect();
     // ab's counts: a 2xx answer is one that neither failed nor was non-2xx.
     let usable = |r: &RawRow| r.is_measured() && r.complete > r.failed + r.non_2xx;
@@ -285,7 +285,7 @@ fn set_aside(dir: &Path, previous: &Path) -> anyhow::Result<bool> {
 
 /// After Ctrl-C, with the report written and printed: exit with
 /// [`INTERRUPTED_EXIT`] rather than 0.
-fn exit_if_interrupted(outcome: &Outcome) {
+fn exit_if_interrupted(outcome: &SweepOutcome) {
     if outcome.interrupted {
         let _ = std::io::stdout().flush();
         std::process::exit(INTERRUPTED_EXIT);
@@ -312,7 +312,7 @@ fn run_stress_preset(preset: Preset, args: SweepArgs, given: &ArgMatches) -> any
             refused.join(", ")
         )));
     }
-    let out = args.out.unwrap_or_else(sweep::default_out_dir);
+    let out = args.out.unwrap_or_else(execute::default_out_dir);
     super::stress::run_preset(preset, args.quick, out)
 }
 
@@ -355,10 +355,10 @@ impl SweepProgress {
         }
     }
 
-    fn event(&mut self, e: Event) {
+    fn event(&mut self, e: SweepEvent) {
         match e {
-            Event::Note(text) => self.note(text),
-            Event::Planned { runs, already_done } => {
+            SweepEvent::Note(text) => self.note(text),
+            SweepEvent::Planned { runs, already_done } => {
                 self.total = runs;
                 if let Some(b) = &self.bar {
                     b.set_length(runs as u64);
@@ -375,7 +375,7 @@ impl SweepProgress {
                     ));
                 }
             }
-            Event::Run(row) => {
+            SweepEvent::Run(row) => {
                 self.done += 1;
                 let what = format!(
                     "{} {} c={} ka={}",
@@ -399,7 +399,7 @@ impl SweepProgress {
                     ));
                 }
             }
-            Event::Dropped { runs, row } => {
+            SweepEvent::Dropped { runs, row } => {
                 self.total = self.total.saturating_sub(runs);
                 if let Some(b) = &self.bar {
                     b.set_length(self.total as u64);
@@ -425,11 +425,11 @@ fn say(line: &str) {
 /// Runs a plan with progress, renders the report, prints the summary
 /// table of everything raw.csv holds (earlier runs of a resumed sweep
 /// too).
-pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<Outcome> {
+pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<SweepOutcome> {
     let shutdown = Shutdown::from_signals()?;
     let stop = || shutdown.is_set();
     let mut progress = SweepProgress::new(quiet);
-    let outcome = sweep::run(plan, out, &stop, &mut |e| progress.event(e))?;
+    let outcome = execute::run(plan, out, &stop, &mut |e| progress.event(e))?;
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }

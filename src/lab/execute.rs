@@ -161,7 +161,7 @@ fn record_skips(
         if runs == 1 { "" } else { "s" }
     )));
     for (config, _) in skipped {
-        let mut row = record::config_row(config, 0);
+        let mut row = record::config_row(config);
         row.set_skipped(INSTALL_HINT);
         let recorded = existing.iter().any(|r| {
             (&r.experiment, &r.target, &r.error) == (&row.experiment, &row.target, &row.error)
@@ -188,7 +188,7 @@ fn run_instance(
         // Ctrl-C while it started: nothing about the target is known.
         Err(_) if stop() => return Ok(false),
         Err(e) => {
-            let mut row = record::config_row(&inst.config, 0);
+            let mut row = record::config_row(&inst.config);
             row.set_failed(format!("target did not start: {e:#}"));
             let row = journal.record(row)?;
             on_event(SweepEvent::Dropped {
@@ -221,7 +221,7 @@ fn measure(
     run: &PlannedRun,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> RawRow {
-    let mut row = record::run_row(run, 0, record::now_secs());
+    let mut row = record::run_row(run);
     let url = format!("{}{}", running.base, run.config.path);
     let target = match HttpUrl::parse(&url) {
         Ok(t) => t,

@@ -206,26 +206,25 @@ fn applicable(
     spec: &TargetSpec,
     notes: &mut Vec<String>,
 ) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
-    let cpus = if spec.started_here() {
-        plan.cpus.clone()
-    } else {
-        if plan.cpus.iter().any(Option::is_some) {
-            notes.push(format!(
-                "--cpus does not apply to {spec} (loadlab does not start it): it runs unrestricted, once"
-            ));
+    let mut only_if = |applies: bool, values: &[Option<usize>], note: String| {
+        if applies {
+            return values.to_vec();
+        }
+        if values.iter().any(Option::is_some) {
+            notes.push(note);
         }
         vec![None]
     };
-    let workers = if spec.takes_workers() {
-        plan.workers.clone()
-    } else {
-        if plan.workers.iter().any(Option::is_some) {
-            notes.push(format!(
-                "--workers does not apply to {spec}: it runs as it was started, once"
-            ));
-        }
-        vec![None]
-    };
+    let cpus = only_if(
+        spec.started_here(),
+        &plan.cpus,
+        format!("--cpus does not apply to {spec} (loadlab does not start it): it runs unrestricted, once"),
+    );
+    let workers = only_if(
+        spec.takes_workers(),
+        &plan.workers,
+        format!("--workers does not apply to {spec}: it runs as it was started, once"),
+    );
     (workers, cpus)
 }
 

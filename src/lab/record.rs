@@ -18,10 +18,9 @@ pub fn now_secs() -> f64 {
 }
 
 /// A row with `config` and no figures: a target that did not start or was
-/// left out (the caller sets `error`).
-pub fn config_row(config: &RunConfig, id: u64) -> RawRow {
+/// left out (the caller sets `error`). Rows are numbered when recorded.
+pub fn config_row(config: &RunConfig) -> RawRow {
     let mut row = RawRow {
-        run_id: id,
         started_at: now_secs(),
         ..RawRow::default()
     };
@@ -30,9 +29,8 @@ pub fn config_row(config: &RunConfig, id: u64) -> RawRow {
 }
 
 /// The row of a planned run, before its figures are in.
-pub fn run_row(run: &PlannedRun, id: u64, started_at: f64) -> RawRow {
-    let mut row = config_row(&run.config, id);
-    row.started_at = started_at;
+pub fn run_row(run: &PlannedRun) -> RawRow {
+    let mut row = config_row(&run.config);
     row.repeat = run.repeat;
     row.warmup = run.warmup;
     row

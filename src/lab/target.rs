@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::net::url::HttpUrl;
-use crate::proc::child::{ChildServer, NoAddress};
+use crate::proc::child::{serve_command, ChildServer, NoAddress};
 use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
 use crate::results::models::Model;
@@ -184,9 +184,7 @@ impl Running {
         match spec {
             TargetSpec::Model { model, .. } => {
                 let w = spec.workers(workers);
-                let mut cmd = Command::new(&ctx.exe);
-                cmd.args(["serve", "--model", model.name(), "--addr", "127.0.0.1:0"]);
-                cmd.args(["--workers", &w.to_string()]);
+                let cmd = serve_command(&ctx.exe, model.name(), w);
                 let mut p = ChildServer::spawn(cmd, cpus, Stdio::piped(), STOP_GRACE)?;
                 let addr = match p.startup_addr(MODEL_START_LIMIT, stop) {
                     Ok(addr) => addr,

@@ -23,6 +23,16 @@ use nix::unistd::Pid;
 /// the port from it when they asked for port 0.
 pub const STARTUP_PREFIX: &str = "listening on http://";
 
+/// `exe serve --model MODEL --workers N --addr 127.0.0.1:0`: this binary
+/// serving one model on a free loopback port, which it reports in its
+/// start-up line. Callers add their own flags.
+pub fn serve_command(exe: &std::path::Path, model: &str, workers: usize) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(["serve", "--model", model, "--workers", &workers.to_string()])
+        .args(["--addr", "127.0.0.1:0"]);
+    cmd
+}
+
 /// The listening address in a start-up line, or None if `line` is not one.
 pub fn parse_startup_line(line: &str) -> Option<SocketAddr> {
     line.strip_prefix(STARTUP_PREFIX)?

@@ -7,14 +7,14 @@
 //! and then fail to set up its workers.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::client::{self, FILES_PREFIX};
 use crate::net::url::HttpUrl;
-use crate::proc::child::{ChildServer, Ended};
+use crate::proc::child::{serve_command, ChildServer, Ended};
 use crate::results::files::is_temp_name;
 use crate::results::models::Model;
 
@@ -48,10 +48,8 @@ impl SpawnedServer {
         std::fs::create_dir_all(files_dir)
             .with_context(|| format!("creating {}", files_dir.display()))?;
         let exe = std::env::current_exe().context("finding the loadlab binary")?;
-        let mut cmd = Command::new(exe);
-        cmd.args(["serve", "--model", model.name(), "--workers"])
-            .arg(workers.to_string())
-            .args(["--addr", "127.0.0.1:0", "--shutdown-grace", SHUTDOWN_GRACE])
+        let mut cmd = serve_command(&exe, model.name(), workers);
+        cmd.args(["--shutdown-grace", SHUTDOWN_GRACE])
             .arg("--files")
             .arg(files_dir)
             .arg("--max-upload")

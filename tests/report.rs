@@ -124,6 +124,14 @@ fn row(id: u64, c: &Cfg, repeat: u64, warmup: bool, error: &str) -> RawRow {
         server_cpu_pct: z(if watched { 40.0 + 60.0 * j } else { 0.0 }),
         server_rss_peak_kb: if ok && watched { 4000 + id * 13 } else { 0 },
         client_cpu_pct: z(30.0 + 10.0 * j),
+        ok_responses: if ok { 1000 - id % 2 } else { 0 },
+        ok_rps: z(rps * (1000 - id % 2) as f64 / 1000.0),
+        server_cpu_ms: z(if watched { 20.0 + 5.0 * j } else { 0.0 }),
+        server_ctx_switches: if ok && watched { 100 + id } else { 0 },
+        client_thread_max_pct: z(30.0 + 10.0 * j),
+        shared_cpu_busy_pct: 0.0,
+        client_bound: false,
+        cpu_saturated: false,
         error: error.into(),
     }
 }

@@ -266,6 +266,8 @@ fn measure(
             row.server_cpu_pct = usage.cpu_pct;
             row.server_rss_peak_kb = usage.peak_rss_kb;
             row.client_cpu_pct = client_cpu;
+            row.ok_responses = r.stats.answered_ok();
+            row.ok_rps = row.ok_responses as f64 / r.seconds().max(1e-9);
         }
         Err(e) => row.set_failed(format!("{e:#}")),
     }

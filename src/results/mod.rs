@@ -9,3 +9,4 @@ pub mod models;
 pub mod presets;
 pub mod raw;
 pub mod stress;
+pub mod sweep_info;

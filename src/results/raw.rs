@@ -110,6 +110,30 @@ crate::with_run_config! {
     pub server_rss_peak_kb: u64,
     /// The load generator's own CPU % over the run.
     pub client_cpu_pct: f64,
+    /// Answers with a 2xx or 3xx status: the only ones counted as
+    /// throughput outside ab's own figures.
+    pub ok_responses: u64,
+    /// `ok_responses` per second of the run.
+    pub ok_rps: f64,
+    /// The server process tree's CPU time (user + system, every thread and
+    /// child) over the whole run, from the processes' CPU clocks.
+    pub server_cpu_ms: f64,
+    /// Voluntary + involuntary context switches of the server process
+    /// tree over the run.
+    pub server_ctx_switches: u64,
+    /// The busiest load-generator thread's CPU time as a % of the run's
+    /// wall time (100 = that thread never left the CPU).
+    pub client_thread_max_pct: f64,
+    /// How busy the CPUs that client and server shared were over the run,
+    /// all together (100 = every shared CPU busy the whole time); 0 when
+    /// they shared none.
+    pub shared_cpu_busy_pct: f64,
+    /// A load thread was busy at least 90 % of the run: the client, not
+    /// the server, set the rate.
+    pub client_bound: bool,
+    /// The CPUs client and server shared were at least 90 % busy: the run
+    /// measured the pair, not the server.
+    pub cpu_saturated: bool,
     pub error: String,
 }
 }

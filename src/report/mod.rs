@@ -9,6 +9,7 @@ pub mod e1;
 pub mod num;
 pub mod page;
 pub mod plot;
+pub mod stats;
 pub mod stress;
 pub mod summary;
 pub mod sweep_tables;

@@ -17,7 +17,7 @@ pub use config::{BenchConfig, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 
-use engine::{DoneCounter, Shared, ThreadPlan, Worker};
+use engine::{Shared, ThreadCounters, ThreadPlan, Worker};
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
 const FD_HEADROOM: u64 = 64;
@@ -70,6 +70,24 @@ pub fn run(
     stop: Option<&(dyn Fn() -> bool + Sync)>,
     show_progress: bool,
 ) -> anyhow::Result<BenchResult> {
+    run_measured(cfg, stop, show_progress).map(|(r, _)| r)
+}
+
+/// How a load thread spent its life: on a CPU, and ready to run but
+/// waiting for one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTime {
+    pub cpu: Duration,
+    pub waited: Duration,
+}
+
+/// `run`, and how each load thread spent its time (whether the client,
+/// rather than the server, set the rate).
+pub fn run_measured(
+    cfg: &BenchConfig,
+    stop: Option<&(dyn Fn() -> bool + Sync)>,
+    show_progress: bool,
+) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
     ensure_fd_limit(cfg.concurrency)?;
     let request = cfg.request.encode(&cfg.target);
@@ -90,7 +108,7 @@ pub fn run(
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
     let plans = plans(cfg);
-    let progress: Vec<DoneCounter> = plans.iter().map(|_| DoneCounter::default()).collect();
+    let progress: Vec<ThreadCounters> = plans.iter().map(|_| ThreadCounters::default()).collect();
     let finished = AtomicBool::new(false);
     let (stats, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let handles: Vec<_> = plans
@@ -109,7 +127,10 @@ pub fn run(
                     shared.stop.store(true, Ordering::Relaxed);
                 }
                 if let Some(bar) = &bar {
-                    let done: u64 = progress.iter().map(|p| p.0.load(Ordering::Relaxed)).sum();
+                    let done: u64 = progress
+                        .iter()
+                        .map(|p| p.done.load(Ordering::Relaxed))
+                        .sum();
                     match cfg.requests {
                         Some(_) => bar.set_position(done),
                         None => {
@@ -147,7 +168,14 @@ pub fn run(
         Some(d) if stats.hit_deadline => d,
         _ => ended.saturating_duration_since(measure_start),
     };
-    Ok(BenchResult::new(cfg, stats, elapsed))
+    let thread_cpu = progress
+        .iter()
+        .map(|p| ThreadTime {
+            cpu: Duration::from_nanos(p.cpu_ns.load(Ordering::Relaxed)),
+            waited: Duration::from_nanos(p.wait_ns.load(Ordering::Relaxed)),
+        })
+        .collect();
+    Ok((BenchResult::new(cfg, stats, elapsed), thread_cpu))
 }
 
 fn progress_bar(cfg: &BenchConfig) -> indicatif::ProgressBar {

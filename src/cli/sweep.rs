@@ -12,11 +12,13 @@ use super::values::{parse_duration, UsageError};
 use crate::lab::execute::{self, SweepEvent, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
+use crate::lab::record::ROUGH_CPU_BELOW_S;
 use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
 use crate::proc::nginx::find_nginx;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::raw::{self, RawRow};
+use crate::results::sweep_info::SweepInfo;
 use crate::server::Shutdown;
 
 /// Where `loadlab` with no arguments writes its report.
@@ -62,9 +64,18 @@ pub struct SweepArgs {
     /// Restrict the target to this many cores (a dimension).
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<usize>,
-    /// Measured runs per configuration.
+    /// Measured runs per configuration (default 3), made in interleaved
+    /// rounds: round r of every target before round r+1 of any.
     #[arg(long)]
     pub repeat: Option<usize>,
+    /// Shortest time a --duration run lasts (default 1s; 0 = as given).
+    /// Runs of a --requests count keep their count.
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub min_time: Option<Duration>,
+    /// The target comparisons are made against (one of the -T targets;
+    /// default: nginx when present, else the first target).
+    #[arg(long)]
+    pub baseline: Option<String>,
     /// Unmeasured warm-up runs before each configuration's repeats
     /// (default 0).
     #[arg(long)]
@@ -175,6 +186,19 @@ impl SweepArgs {
         if let Some(w) = self.warmup_runs {
             plan.warmup_runs = w;
         }
+        if let Some(m) = self.min_time {
+            plan.min_time = m;
+        }
+        if let Some(b) = &self.baseline {
+            let named = |t: &TargetSpec| t.to_string() == *b || b.parse().ok().as_ref() == Some(t);
+            if !plan.targets.iter().any(named) {
+                let names: Vec<String> = plan.targets.iter().map(|t| t.to_string()).collect();
+                return Err(usage(format!(
+                    "--baseline {b} is not one of the targets ({})",
+                    names.join(", ")
+                )));
+            }
+        }
         if let Some(t) = self.timeout {
             if t.is_zero() {
                 return Err(usage("--timeout must be greater than 0"));
@@ -196,8 +220,14 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     if let Some(p) = args.preset.filter(|p| p.kind() == PresetKind::Stress) {
         return run_stress_preset(p, args, given);
     }
+    let baseline = args.baseline.clone();
     let (plan, out, quiet) = args.into_plan()?;
-    let outcome = execute(&plan, &out, quiet)?;
+    let info = SweepInfo {
+        command: command_line(std::env::args()),
+        baseline,
+        ..SweepInfo::default()
+    };
+    let outcome = execute(&plan, &out, info, quiet)?;
     exit_if_interrupted(&outcome);
     fail_if_nothing_usable(&outcome)
 }
@@ -237,13 +267,32 @@ pub fn run_default() -> anyhow::Result<()> {
         .iter()
         .filter(|t| !matches!(t, TargetSpec::Nginx { .. }) || find_nginx().is_some())
         .count();
+    let conc: Vec<String> = plan.concurrency.iter().map(|c| c.to_string()).collect();
     writeln!(
         std::io::stdout(),
-        "loadlab: comparing {servers} servers on /500B.html (c = 1, 10, 100, 1000; keep-alive off and on); about a minute"
+        "loadlab: comparing {servers} servers on /500B.html (c = {}; keep-alive off and on; {} interleaved rounds of {} s runs); about {} s",
+        conc.join(", "),
+        plan.repeat,
+        plan.min_time.as_secs_f64(),
+        about_secs(&plan, servers)
     )?;
-    let outcome = execute(&plan, dir, false)?;
+    let info = SweepInfo {
+        command: "loadlab".into(),
+        ..SweepInfo::default()
+    };
+    let outcome = execute(&plan, dir, info, false)?;
     exit_if_interrupted(&outcome);
     fail_if_nothing_usable(&outcome)
+}
+
+/// How long the bare run takes with `servers` targets, from its runs and
+/// what each run costs beyond its measured time (starting, connecting
+/// 1,000 clients, the report), as measured on a 2-core machine.
+fn about_secs(plan: &SweepPlan, servers: usize) -> u64 {
+    const PER_RUN_S: f64 = 0.1;
+    const FIXED_S: f64 = 5.0;
+    let runs = plan.runs() * servers / plan.targets.len().max(1);
+    (runs as f64 * (plan.min_time.as_secs_f64() + PER_RUN_S) + FIXED_S).round() as u64
 }
 
 /// Moves a previous report out of the way; true when there was one. A
@@ -378,18 +427,20 @@ impl SweepProgress {
             SweepEvent::Run(row) => {
                 self.done += 1;
                 let what = format!(
-                    "{} {} c={} ka={}",
+                    "{} {} c={} ka={} r{}{}",
                     row.target,
                     row.path,
                     row.concurrency,
-                    if row.keepalive { "on" } else { "off" }
+                    if row.keepalive { "on" } else { "off" },
+                    row.repeat,
+                    flags(row)
                 );
                 if let Some(b) = &self.bar {
                     b.inc(1);
                     b.set_message(what);
                 } else if self.lines {
                     let result = if row.is_measured() {
-                        format!("{:.0} requests/s", row.requests_per_second)
+                        format!("{:.0} requests/s", row.ok_rps)
                     } else {
                         format!("error: {}", row.error)
                     };
@@ -415,6 +466,70 @@ impl SweepProgress {
     }
 }
 
+impl SweepProgress {
+    /// After the runs: what the flags in the progress lines mean and what
+    /// to do, once, when any run had one.
+    fn explain_flags(&self, rows: &[RawRow]) {
+        // A run with no 2xx answer measured nothing a flag could qualify.
+        let count = |f: fn(&RawRow) -> bool| {
+            rows.iter()
+                .filter(|r| r.is_measured() && r.ok_responses > 0 && f(r))
+                .count()
+        };
+        let (client, saturated) = (count(|r| r.client_bound), count(|r| r.cpu_saturated));
+        let runs = count(|_| true);
+        if client > 0 {
+            self.note(&format!(
+                "{client} of {runs} runs were client-bound: a load thread was busy 90 % of the run, so the client, not the server, set the rate (give more --threads, split the CPUs with --cpus, or load from another machine)"
+            ));
+        }
+        if saturated > 0 {
+            self.note(&format!(
+                "{saturated} of {runs} runs were cpu-saturated: the CPUs client and server share were 90 % busy, so they measure the pair, not the server (split the CPUs with --cpus, or load from another machine)"
+            ));
+        }
+    }
+}
+
+/// The flags of a run for a progress line: " [client-bound]" and the like.
+fn flags(row: &RawRow) -> String {
+    let mut f = Vec::new();
+    if row.client_bound {
+        f.push("client-bound".to_string());
+    }
+    if row.cpu_saturated {
+        f.push("cpu-saturated".to_string());
+    }
+    if row.is_measured() && row.time_taken_s < ROUGH_CPU_BELOW_S {
+        f.push(format!(
+            "CPU rough: {:.0} ms run",
+            row.time_taken_s * 1000.0
+        ));
+    }
+    if f.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", f.join(", "))
+    }
+}
+
+/// The command line as a shell would take it back: arguments with
+/// anything but safe characters in single quotes.
+fn command_line(args: impl Iterator<Item = String>) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
+    args.enumerate()
+        .map(|(i, a)| match i {
+            // argv[0] as the user would type it.
+            0 => Path::new(&a)
+                .file_name()
+                .map_or(a.clone(), |n| n.to_string_lossy().into_owned()),
+            _ if !a.is_empty() && a.chars().all(safe) => a,
+            _ => format!("'{}'", a.replace('\'', "'\\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A line on stderr. A closed stderr (piped into `head`) must not stop a
 /// sweep halfway, so write errors are ignored rather than panicking as
 /// `eprintln!` would.
@@ -425,14 +540,20 @@ fn say(line: &str) {
 /// Runs a plan with progress, renders the report, prints the summary
 /// table of everything raw.csv holds (earlier runs of a resumed sweep
 /// too).
-pub fn execute(plan: &SweepPlan, out: &Path, quiet: bool) -> anyhow::Result<SweepOutcome> {
+pub fn execute(
+    plan: &SweepPlan,
+    out: &Path,
+    info: SweepInfo,
+    quiet: bool,
+) -> anyhow::Result<SweepOutcome> {
     let shutdown = Shutdown::from_signals()?;
     let stop = || shutdown.is_set();
     let mut progress = SweepProgress::new(quiet);
-    let outcome = execute::run(plan, out, &stop, &mut |e| progress.event(e))?;
+    let outcome = execute::run(plan, out, info, &stop, &mut |e| progress.event(e))?;
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }
+    progress.explain_flags(&outcome.rows);
     // raw.csv is read once for both the report and the terminal table.
     let inputs = crate::report::load(out)?;
     crate::report::render(out, &inputs)?;

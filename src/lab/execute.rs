@@ -1,20 +1,21 @@
-//! Running a sweep: the schedule from `plan`, one raw row per run appended
-//! as soon as it is measured. Runs already in raw.csv are not made again,
-//! so a rerun into the same directory resumes. Ctrl-C ends the run in
-//! progress without recording it, stops the target and keeps every row
-//! before.
+//! Running a sweep: every target started once, then the schedule from
+//! `plan` round by round, one raw row per run appended as soon as it is
+//! measured, and sweep.json with the host's conditions before and after.
+//! Runs already in raw.csv are not made again, so a rerun into the same
+//! directory resumes. Ctrl-C ends the run in progress without recording
+//! it, stops the targets and keeps every row before.
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::plan::{self, Instance, Load, PlannedRun, SweepPlan};
+use super::conditions;
+use super::measure::{measure, Placement};
+use super::plan::{self, Schedule, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
-use crate::bench::{self, BenchConfig, RequestSpec};
-use crate::net::url::HttpUrl;
-use crate::proc::monitor::{self_cpu, Monitor};
 use crate::proc::nginx::{find_nginx, INSTALL_HINT};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
+use crate::results::sweep_info::{HostSample, SweepInfo};
 
 /// What a sweep tells its caller as it goes (for progress and notes).
 #[derive(Debug)]
@@ -74,12 +75,14 @@ impl Journal<'_> {
     }
 }
 
-/// Runs the plan into `out`, resuming what raw.csv there already holds.
-/// `stop` is polled between runs, during runs and while a target starts;
-/// `on_event` hears the plan, notes and each run (for progress).
+/// Runs the plan into `out`, resuming what raw.csv there already holds,
+/// and keeps `info` (command, baseline) in sweep.json with the host's
+/// conditions. `stop` is polled between runs, during runs and while a
+/// target starts; `on_event` hears the plan, notes and each run.
 pub fn run(
     plan: &SweepPlan,
     out: &Path,
+    mut info: SweepInfo,
     stop: &(dyn Fn() -> bool + Sync),
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<SweepOutcome> {
@@ -98,6 +101,10 @@ pub fn run(
         runs: schedule.runs(),
         already_done: schedule.already_done,
     });
+    (info.interleaved, info.min_time_s) = (true, plan.min_time.as_secs_f64());
+    info.notes = schedule.notes.clone();
+    info.host_start = Some(host_sample("at the start", on_event));
+    conditions::write(out, &info)?;
     let docroot = tempfile::Builder::new()
         .prefix("loadlab-docroot-")
         .tempdir()?;
@@ -106,13 +113,49 @@ pub fn run(
         exe: std::env::current_exe()?,
         docroot: docroot.path().to_path_buf(),
     };
-    for inst in &schedule.instances {
-        if stop() || !run_instance(plan, inst, &ctx, &mut journal, stop, on_event)? {
-            journal.outcome.interrupted = true;
-            break;
+    match start_all(
+        &schedule,
+        &ctx,
+        &mut journal,
+        &mut info.notes,
+        stop,
+        on_event,
+    )? {
+        Some(started) => {
+            for &(i, j) in &schedule.order {
+                let Some((running, place)) = &started[i] else {
+                    continue;
+                };
+                let run = &schedule.instances[i].runs[j];
+                let row = if stop() {
+                    None
+                } else {
+                    Some(measure(plan, running, run, place, stop))
+                };
+                // Ctrl-C cut this run short (or came before it): its
+                // numbers describe part of a run, so it is not recorded
+                // (a resumed sweep makes it again).
+                let Some(row) = row.filter(|_| !stop()) else {
+                    journal.outcome.interrupted = true;
+                    break;
+                };
+                on_event(SweepEvent::Run(journal.record(row)?));
+            }
         }
+        None => journal.outcome.interrupted = true,
     }
+    info.host_end = Some(host_sample("at the end", on_event));
+    conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// The host's conditions now, with a warning when it was busy.
+fn host_sample(when: &str, on_event: &mut dyn FnMut(SweepEvent)) -> HostSample {
+    let sample = conditions::sample_host();
+    if let Some(warning) = conditions::busy_warning(&sample, when) {
+        on_event(SweepEvent::Note(&warning));
+    }
+    sample
 }
 
 /// Creates `out` with an (empty) raw.csv and machine.json, and returns the
@@ -173,103 +216,48 @@ fn record_skips(
     Ok(())
 }
 
-/// Starts one target instance and makes its runs. Returns false when
-/// Ctrl-C ended the sweep.
-fn run_instance(
-    plan: &SweepPlan,
-    inst: &Instance,
+/// An instance as started: the running target and where the load
+/// generator goes; None for a target that did not start.
+type Started = Option<(Running, Placement)>;
+
+/// Starts every instance before the first run; they run until the sweep
+/// ends. A target that does not start is recorded once and its runs are
+/// dropped. None when Ctrl-C came while one started.
+fn start_all(
+    schedule: &Schedule,
     ctx: &StartContext,
     journal: &mut Journal,
+    notes: &mut Vec<String>,
     stop: &(dyn Fn() -> bool + Sync),
     on_event: &mut dyn FnMut(SweepEvent),
-) -> anyhow::Result<bool> {
-    let running = match Running::start(inst.spec, ctx, inst.workers, inst.cpus, stop) {
-        Ok(r) => r,
-        // Ctrl-C while it started: nothing about the target is known.
-        Err(_) if stop() => return Ok(false),
-        Err(e) => {
-            let mut row = record::config_row(&inst.config);
-            row.set_failed(format!("target did not start: {e:#}"));
-            let row = journal.record(row)?;
-            on_event(SweepEvent::Dropped {
-                runs: inst.runs.len(),
-                row,
-            });
-            return Ok(true);
-        }
-    };
-    for run in &inst.runs {
+) -> anyhow::Result<Option<Vec<Started>>> {
+    let mut started = Vec::new();
+    for inst in &schedule.instances {
         if stop() {
-            return Ok(false);
+            return Ok(None);
         }
-        let row = measure(plan, &running, run, stop);
-        // Ctrl-C cut this run short: its numbers describe part of a run,
-        // so it is not recorded (a resumed sweep makes it again).
-        if stop() {
-            return Ok(false);
+        match Running::start(inst.spec, ctx, inst.workers, inst.cpus, stop) {
+            Ok(r) => {
+                let (place, note) = Placement::of(inst);
+                if let Some(note) = note.filter(|n| !notes.contains(n)) {
+                    on_event(SweepEvent::Note(&note));
+                    notes.push(note);
+                }
+                started.push(Some((r, place)));
+            }
+            // Ctrl-C while it started: nothing about the target is known.
+            Err(_) if stop() => return Ok(None),
+            Err(e) => {
+                let mut row = record::config_row(&inst.config);
+                row.set_failed(format!("target did not start: {e:#}"));
+                let row = journal.record(row)?;
+                on_event(SweepEvent::Dropped {
+                    runs: inst.runs.len(),
+                    row,
+                });
+                started.push(None);
+            }
         }
-        let row = journal.record(row)?;
-        on_event(SweepEvent::Run(row));
     }
-    Ok(true)
-}
-
-/// One bench run with the target's process tree and our own CPU watched.
-fn measure(
-    plan: &SweepPlan,
-    running: &Running,
-    run: &PlannedRun,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> RawRow {
-    let mut row = record::run_row(run);
-    let url = format!("{}{}", running.base, run.config.path);
-    let target = match HttpUrl::parse(&url) {
-        Ok(t) => t,
-        Err(e) => {
-            row.set_failed(e.to_string());
-            return row;
-        }
-    };
-    let c = run.config.concurrency as usize;
-    let cfg = BenchConfig {
-        target,
-        request: RequestSpec {
-            method: "GET".into(),
-            keep_alive: run.config.keepalive,
-            ..RequestSpec::default()
-        },
-        requests: match run.load {
-            Load::Requests(n) => Some(n.max(c as u64)),
-            Load::Duration(_) => None,
-        },
-        duration: match run.load {
-            Load::Duration(d) => Some(d),
-            Load::Requests(_) => None,
-        },
-        concurrency: c,
-        threads: plan.threads.unwrap_or_else(crate::sys::cores),
-        timeout: plan.timeout,
-        rate: None,
-        warmup: None,
-        variable_length: false,
-    };
-    let monitor = running.pid.map(Monitor::start);
-    let cpu0 = self_cpu();
-    let t0 = Instant::now();
-    let result = bench::run(&cfg, Some(stop), false);
-    let wall = t0.elapsed().as_secs_f64().max(1e-6);
-    let client_cpu = (self_cpu() - cpu0).as_secs_f64() / wall * 100.0;
-    let usage = monitor.map(Monitor::finish).unwrap_or_default();
-    match result {
-        Ok(r) => {
-            record::fill_measured(&mut row, &r);
-            row.server_cpu_pct = usage.cpu_pct;
-            row.server_rss_peak_kb = usage.peak_rss_kb;
-            row.client_cpu_pct = client_cpu;
-            row.ok_responses = r.stats.answered_ok();
-            row.ok_rps = row.ok_responses as f64 / r.seconds().max(1e-9);
-        }
-        Err(e) => row.set_failed(format!("{e:#}")),
-    }
-    row
+    Ok(Some(started))
 }

@@ -1,9 +1,12 @@
 //! The lab: targets to measure (built-in models, nginx, commands, URLs) and
 //! the experiments run against them: presets and plans (`plan`, testable
-//! without processes), running them (`execute`), and the rows they record
-//! (`record`).
+//! without processes), running them (`execute`, one run in `measure`), the
+//! rows they record (`record`) and the host's conditions beside them
+//! (`conditions`).
 
+pub mod conditions;
 pub mod execute;
+pub mod measure;
 pub mod plan;
 pub mod presets;
 pub mod record;

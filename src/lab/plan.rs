@@ -1,7 +1,10 @@
-//! Planning a sweep: which target instances to start and which runs to make
-//! against each, decided from the plan and the runs raw.csv already holds
-//! before the first run, so the total is right from the start. No
-//! processes and no IO here: tests check schedules directly.
+//! Planning a sweep: which target instances to start, which runs to make
+//! against each and in which order, decided from the plan and the runs
+//! raw.csv already holds before the first run, so the total is right from
+//! the start. Repeats are interleaved: every instance runs for the whole
+//! sweep, and round r of every one comes before round r + 1 of any, so a
+//! slow minute of the host lands on every target alike instead of on one.
+//! No processes and no IO here: tests check schedules directly.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -28,6 +31,15 @@ impl Load {
             Load::Duration(d) => (0, d.as_secs_f64()),
         }
     }
+
+    /// The load a run gets when time-limited runs last at least `min`: a
+    /// request count is the experiment's definition and stays.
+    pub fn at_least(self, min: Duration) -> Load {
+        match self {
+            Load::Duration(d) => Load::Duration(d.max(min)),
+            requests => requests,
+        }
+    }
 }
 
 /// The dimensions of a sweep; every list is iterated in full.
@@ -43,10 +55,14 @@ pub struct SweepPlan {
     pub workers: Vec<Option<usize>>,
     /// None = not restricted.
     pub cpus: Vec<Option<usize>>,
+    /// Measured runs of every configuration, made in interleaved rounds.
     pub repeat: usize,
-    /// Runs before the measured repeats of each configuration, recorded as
-    /// warm-up and left out of summaries.
+    /// Runs of each configuration before an instance's first measured
+    /// round, recorded as warm-up and left out of summaries.
     pub warmup_runs: usize,
+    /// The shortest a time-limited run lasts (`--min-time`): CPU figures
+    /// and rates over a few milliseconds are noise.
+    pub min_time: Duration,
     pub timeout: Duration,
     /// Load-generator threads (None: one per core).
     pub threads: Option<usize>,
@@ -68,8 +84,8 @@ impl SweepPlan {
     }
 }
 
-/// One run to make: its full configuration, which repeat, and whether it
-/// is a warm-up. The row it records is built from this, and so is the key
+/// One run to make: its full configuration, which repeat (the round it is
+/// made in), and whether it is a warm-up. The row it records is built from this, and so is the key
 /// that tells a resumed sweep it was made, so the two cannot drift apart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedRun {
@@ -122,7 +138,11 @@ pub struct Instance<'a> {
 /// The whole sweep as decided before its first run.
 #[derive(Debug, Default)]
 pub struct Schedule<'a> {
+    /// Started once each, before the first run, and kept running.
     pub instances: Vec<Instance<'a>>,
+    /// The order runs are made in: (instance, run) indices into
+    /// `instances`, round by round.
+    pub order: Vec<(usize, usize)>,
     /// Targets left out because nginx is not installed, with the runs
     /// they would have made and the configuration their skip row records.
     pub skipped: Vec<(RunConfig, usize)>,
@@ -194,8 +214,45 @@ pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Sc
             s.skipped.push((config, spec_runs));
         }
     }
+    for &load in &plan.loads {
+        if let (Load::Duration(d), true) = (load, load.at_least(plan.min_time) != load) {
+            s.notes.push(format!(
+                "--duration {} s is shorter than --min-time {} s: those runs last {} s",
+                d.as_secs_f64(),
+                plan.min_time.as_secs_f64(),
+                plan.min_time.as_secs_f64()
+            ));
+        }
+    }
     s.notes.dedup();
+    s.order = interleave(&s.instances);
     s
+}
+
+/// Round by round, every instance in turn: its warm-up runs in front of
+/// its first measured round (a resumed sweep's may be round 2), then that
+/// round's runs.
+fn interleave(instances: &[Instance]) -> Vec<(usize, usize)> {
+    fn rounds<'r>(i: &'r Instance) -> impl Iterator<Item = u64> + 'r {
+        i.runs.iter().filter(|r| !r.warmup).map(|r| r.repeat)
+    }
+    let last = instances.iter().flat_map(rounds).max().unwrap_or(0);
+    let first: Vec<u64> = instances
+        .iter()
+        .map(|i| rounds(i).min().unwrap_or(0))
+        .collect();
+    let mut order = Vec::new();
+    for round in 1..=last {
+        for (i, inst) in instances.iter().enumerate() {
+            for (j, run) in inst.runs.iter().enumerate() {
+                let run_round = if run.warmup { first[i] } else { run.repeat };
+                if run_round == round {
+                    order.push((i, j));
+                }
+            }
+        }
+    }
+    order
 }
 
 /// The worker counts and CPU restrictions that apply to `spec`. One that
@@ -228,20 +285,28 @@ fn applicable(
     (workers, cpus)
 }
 
-/// The runs of one target instance still to make. A configuration whose
-/// measured repeats are all in raw.csv is skipped whole; otherwise its
-/// warm-up runs are made again (the target is a fresh process, which is
-/// what warm-up is for) and then only the missing repeats.
+/// The runs of one target instance still to make: warm-up runs first,
+/// then the measured ones. A configuration whose measured repeats are all
+/// in raw.csv is skipped whole; otherwise its warm-up runs are made again
+/// (the target is a fresh process, which is what warm-up is for) and then
+/// only the missing repeats.
 fn runs_to_do(
     plan: &SweepPlan,
     instance: &RunConfig,
     done: &HashSet<RunKey>,
     already_done: &mut usize,
 ) -> Vec<PlannedRun> {
-    let mut out = Vec::new();
+    let (mut warmups, mut out) = (Vec::new(), Vec::new());
+    // Loads shorter than --min-time become the same load: measured once.
+    let mut loads: Vec<Load> = Vec::new();
+    for l in plan.loads.iter().map(|l| l.at_least(plan.min_time)) {
+        if !loads.contains(&l) {
+            loads.push(l);
+        }
+    }
     for path in &plan.paths {
         for &keepalive in &plan.keepalive {
-            for &load in &plan.loads {
+            for &load in &loads {
                 for &c in &plan.concurrency {
                     let (requests, duration_s) = load.fields();
                     let config = RunConfig {
@@ -266,13 +331,14 @@ fn runs_to_do(
                     if missing.is_empty() {
                         continue;
                     }
-                    out.extend((1..=plan.warmup_runs).map(|w| run(w, true)));
+                    warmups.extend((1..=plan.warmup_runs).map(|w| run(w, true)));
                     out.extend(missing);
                 }
             }
         }
     }
-    out
+    warmups.extend(out);
+    warmups
 }
 
 #[cfg(test)]
@@ -298,9 +364,21 @@ mod tests {
             cpus: vec![None],
             repeat: 2,
             warmup_runs: 1,
+            min_time: Duration::from_secs(1),
             timeout: Duration::from_secs(1),
             threads: None,
         }
+    }
+
+    /// (instance, repeat, warm-up) of each run, in the order made.
+    fn made(s: &Schedule) -> Vec<(usize, u64, bool)> {
+        s.order
+            .iter()
+            .map(|&(i, j)| {
+                let r = &s.instances[i].runs[j];
+                (i, r.repeat, r.warmup)
+            })
+            .collect()
     }
 
     #[test]
@@ -309,12 +387,109 @@ mod tests {
         let s = schedule(&p, &[], true);
         assert_eq!(s.instances.len(), 2);
         assert_eq!(s.runs(), 2 * 2 * 3);
-        let reps: Vec<(u64, bool)> = s.instances[0].runs[..3]
+        assert_eq!(s.order.len(), s.runs(), "every run once");
+        let reps: Vec<(u64, bool)> = s.instances[0]
+            .runs
             .iter()
             .map(|r| (r.repeat, r.warmup))
             .collect();
-        assert_eq!(reps, [(1, true), (1, false), (2, false)]);
+        // Both concurrency levels' warm-ups, then their repeats.
+        assert_eq!(
+            reps,
+            [
+                (1, true),
+                (1, true),
+                (1, false),
+                (2, false),
+                (1, false),
+                (2, false)
+            ]
+        );
         assert!(s.skipped.is_empty());
+    }
+
+    #[test]
+    fn round_r_of_every_instance_comes_before_round_r_plus_1_of_any() {
+        let p = plan();
+        let s = schedule(&p, &[], true);
+        let made = made(&s);
+        // Instance 0: warm-ups and round 1, instance 1 likewise, then round
+        // 2 of each, two concurrency levels per round.
+        let want: Vec<(usize, u64, bool)> = [
+            [(0, 1, true); 2],
+            [(0, 1, false); 2],
+            [(1, 1, true); 2],
+            [(1, 1, false); 2],
+            [(0, 2, false); 2],
+            [(1, 2, false); 2],
+        ]
+        .concat();
+        assert_eq!(made, want);
+    }
+
+    #[test]
+    fn a_resumed_sweep_warms_up_before_its_first_missing_round() {
+        let p = plan();
+        let first = schedule(&p, &[], true);
+        // Round 1 of instance 0 is in raw.csv.
+        let rows: Vec<RawRow> = first.instances[0]
+            .runs
+            .iter()
+            .filter(|r| !r.warmup && r.repeat == 1)
+            .map(|r| {
+                let mut row = RawRow {
+                    repeat: 1,
+                    ..RawRow::default()
+                };
+                row.set_run_config(&r.config);
+                row
+            })
+            .collect();
+        let s = schedule(&p, &rows, true);
+        let made = made(&s);
+        let want: Vec<(usize, u64, bool)> = [
+            [(1, 1, true); 2],
+            [(1, 1, false); 2],
+            [(0, 1, true); 2],
+            [(0, 2, false); 2],
+            [(1, 2, false); 2],
+        ]
+        .concat();
+        assert_eq!(made, want);
+    }
+
+    #[test]
+    fn time_limited_runs_last_at_least_min_time_and_counts_stay() {
+        let mut p = plan();
+        p.loads = vec![
+            Load::Duration(Duration::from_millis(200)),
+            Load::Duration(Duration::from_millis(500)),
+            Load::Duration(Duration::from_secs(2)),
+            Load::Requests(10),
+        ];
+        let s = schedule(&p, &[], true);
+        let mut loads: Vec<(u64, f64)> = s.instances[0]
+            .runs
+            .iter()
+            .map(|r| (r.config.requests, r.config.duration_s))
+            .collect();
+        loads.dedup();
+        loads.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        loads.dedup();
+        // 200 ms and 500 ms both become one 1 s configuration.
+        assert_eq!(loads, [(0, 1.0), (0, 2.0), (10, 0.0)]);
+        assert!(
+            s.notes.iter().any(|n| n.contains("--duration 0.2 s")),
+            "{:?}",
+            s.notes
+        );
+        p.min_time = Duration::ZERO;
+        let s = schedule(&p, &[], true);
+        assert!(s.instances[0]
+            .runs
+            .iter()
+            .any(|r| r.config.duration_s == 0.2));
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
     }
 
     #[test]

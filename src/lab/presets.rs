@@ -10,6 +10,16 @@ use super::target::TargetSpec;
 use crate::results::models::Model;
 use crate::results::presets::Preset;
 
+/// Measured rounds of a plain sweep, a preset and the bare run: fewer
+/// give no interval at all (two give one as wide as the t table makes it).
+pub const REPEATS: usize = 3;
+/// `--min-time`: the shortest a time-limited run lasts by default.
+pub const MIN_TIME: Duration = Duration::from_secs(1);
+/// The bare run's cells: short enough for every model and nginx at three
+/// concurrency levels, both keep-alive settings and three rounds in well
+/// under two minutes.
+pub const DEFAULT_CELL: Duration = Duration::from_millis(500);
+
 fn cores() -> usize {
     crate::sys::cores()
 }
@@ -31,15 +41,16 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         paths: vec!["/500B.html".into()],
         workers: vec![None],
         cpus: vec![None],
-        repeat: 1,
+        repeat: REPEATS,
         warmup_runs: 0,
+        min_time: MIN_TIME,
         timeout: Duration::from_secs(30),
         threads: None,
     }
 }
 
 /// A plain `loadlab sweep`: no targets yet, c = 1, 10, 100, 1,000
-/// requests, keep-alive off; the flags fill in the rest.
+/// requests, keep-alive off, 3 rounds; the flags fill in the rest.
 pub fn sweep_plan() -> SweepPlan {
     let mut p = base("sweep", Vec::new());
     p.concurrency = vec![1, 10, 100];
@@ -136,15 +147,16 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
 }
 
 /// `loadlab` with no arguments: every model (and nginx when installed) on
-/// /500B.html at c = 1, 10, 100, 1000, keep-alive off and on; short timed
-/// runs so the whole comparison takes about a minute on two cores.
+/// /500B.html at c = 1, 50, 1000, keep-alive off and on, 3 interleaved
+/// rounds of 0.5 s cells (its own minimum time).
 pub fn default_plan() -> SweepPlan {
     let mut targets: Vec<TargetSpec> = Model::ALL.iter().map(|&m| model(m)).collect();
     targets.push(TargetSpec::Nginx { workers: None });
     let mut p = base("default", targets);
-    p.concurrency = vec![1, 10, 100, 1000];
+    p.concurrency = vec![1, 50, 1000];
     p.keepalive = vec![false, true];
-    p.loads = vec![Load::Duration(Duration::from_millis(600))];
+    p.loads = vec![Load::Duration(DEFAULT_CELL)];
+    p.min_time = DEFAULT_CELL;
     p
 }
 
@@ -161,7 +173,19 @@ mod tests {
             if let Some(plan) = plan {
                 assert_eq!(Preset::of_label(&plan.experiment), Some(p));
                 assert!(plan.runs() > 0, "{p}");
+                assert!(plan.repeat >= REPEATS, "{p}");
             }
         }
+        assert_eq!(Preset::E4.sweep_plan(false).map(|p| p.repeat), Some(5));
+    }
+
+    #[test]
+    fn the_bare_run_is_every_model_and_nginx_in_three_rounds_of_half_seconds() {
+        let p = default_plan();
+        assert_eq!(p.targets.len(), Model::ALL.len() + 1);
+        assert_eq!(p.concurrency, [1, 50, 1000]);
+        assert_eq!((p.repeat, p.min_time), (3, DEFAULT_CELL));
+        assert_eq!(p.loads, [Load::Duration(DEFAULT_CELL)]);
+        assert_eq!(p.runs(), (Model::ALL.len() + 1) * 3 * 2 * 3);
     }
 }

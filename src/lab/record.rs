@@ -1,14 +1,37 @@
 //! Turning a planned run and what bench measured into the raw.csv row that
 //! records it. The configuration columns come from the planned run, the
-//! figures from the bench result, the resource columns from the monitors.
+//! figures from the bench result, the resource columns and the flags that
+//! say a run measured the wrong thing from the monitors.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::plan::PlannedRun;
 use crate::bench::stats::Summary as LatencySummary;
 use crate::bench::BenchResult;
+use crate::proc::monitor::Usage;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
+
+/// A load thread busy this much of a run (% of its wall time) set the rate
+/// itself: the run is `client_bound`.
+pub const CLIENT_BOUND_PCT: f64 = 90.0;
+/// The CPUs client and server share, this busy all together, measured the
+/// pair rather than the server: the run is `cpu_saturated`.
+pub const SATURATED_PCT: f64 = 90.0;
+/// Below this run length (s), CPU figures rest on a few scheduler ticks'
+/// worth of work and are rough.
+pub const ROUGH_CPU_BELOW_S: f64 = 0.1;
+
+/// What the load generator used over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClientUse {
+    /// All its threads, % of one CPU.
+    pub cpu_pct: f64,
+    /// Its busiest load thread, % of the run's wall time.
+    pub busiest_thread_pct: f64,
+    /// How busy the CPUs it shared with the server were (0: none shared).
+    pub shared_busy_pct: f64,
+}
 
 /// Seconds since the Unix epoch, for `started_at`.
 pub fn now_secs() -> f64 {
@@ -50,6 +73,8 @@ pub fn fill_measured(row: &mut RawRow, r: &BenchResult) {
     row.time_per_request_ms = r.time_per_request_ms();
     row.time_per_request_all_ms = r.time_per_request_all_ms();
     row.transfer_kbps = r.transfer_rate_kbps();
+    row.ok_responses = s.answered_ok();
+    row.ok_rps = row.ok_responses as f64 / r.seconds().max(1e-9);
     let l = &s.latency;
     let connect = LatencySummary::of(&l.connect);
     let processing = LatencySummary::of(&l.processing);
@@ -95,7 +120,51 @@ pub fn fill_measured(row: &mut RawRow, r: &BenchResult) {
     row.p100_ms = total.max;
 }
 
+/// Fills in the server's and the client's resource use, and the flags
+/// that say the client or the pair, not the server, set the rate.
+pub fn fill_resources(row: &mut RawRow, server: &Usage, client: &ClientUse) {
+    row.server_cpu_pct = server.cpu_pct;
+    row.server_cpu_ms = server.cpu_ms;
+    row.server_ctx_switches = server.ctx_switches;
+    row.server_rss_peak_kb = server.peak_rss_kb;
+    row.client_cpu_pct = client.cpu_pct;
+    row.client_thread_max_pct = client.busiest_thread_pct;
+    row.shared_cpu_busy_pct = client.shared_busy_pct;
+    row.client_bound = client.busiest_thread_pct >= CLIENT_BOUND_PCT;
+    row.cpu_saturated = client.shared_busy_pct >= SATURATED_PCT;
+}
+
 /// ab's connection-times columns: min, mean, sd, median, max.
 fn five(s: &LatencySummary) -> (f64, f64, f64, f64, f64) {
     (s.min, s.mean, s.stdev, s.p50, s.max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_start_at_ninety_percent() {
+        let mut row = RawRow::default();
+        let server = Usage {
+            cpu_pct: 50.0,
+            cpu_ms: 250.0,
+            ctx_switches: 7,
+            peak_rss_kb: 100,
+            samples: 3,
+        };
+        let mut client = ClientUse {
+            cpu_pct: 120.0,
+            busiest_thread_pct: 89.9,
+            shared_busy_pct: 89.9,
+        };
+        fill_resources(&mut row, &server, &client);
+        assert!(!row.client_bound && !row.cpu_saturated);
+        assert_eq!((row.server_cpu_ms, row.server_ctx_switches), (250.0, 7));
+        client.busiest_thread_pct = 90.0;
+        client.shared_busy_pct = 95.0;
+        fill_resources(&mut row, &server, &client);
+        assert!(row.client_bound && row.cpu_saturated);
+        assert_eq!(row.client_thread_max_pct, 90.0);
+    }
 }

@@ -1,5 +1,6 @@
 //! Restricting a child process to the first N CPUs it may use
-//! (sched_setaffinity), as the E4 study does with `--cpus`.
+//! (sched_setaffinity), as the E4 study does with `--cpus`, and keeping
+//! the load generator off the CPUs such a server was given.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -73,6 +74,39 @@ pub fn restrict(cmd: &mut Command, n: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The allowed CPUs left once a server pinned with `--cpus n` has the
+/// first `n`: where the load generator goes. Empty when none are left.
+pub fn others_than_first(n: usize) -> Vec<usize> {
+    allowed_cpus().into_iter().skip(n).collect()
+}
+
+/// The calling thread's CPU mask before `pin_current_thread`, put back
+/// when dropped.
+#[derive(Debug)]
+pub struct PinnedThread {
+    before: CpuSet,
+}
+
+/// Restricts the calling thread to `cpus` until the guard is dropped.
+/// Threads it starts meanwhile inherit the mask (pthread_create(3)), which
+/// is how the load generator's threads are kept off the server's CPUs
+/// without the load generator knowing.
+pub fn pin_current_thread(cpus: &[usize]) -> anyhow::Result<PinnedThread> {
+    let before = sched_getaffinity(Pid::from_raw(0))?;
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c)?;
+    }
+    sched_setaffinity(Pid::from_raw(0), &set)?;
+    Ok(PinnedThread { before })
+}
+
+impl Drop for PinnedThread {
+    fn drop(&mut self) {
+        let _ = sched_setaffinity(Pid::from_raw(0), &self.before);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +126,24 @@ mod tests {
         let err = first_allowed(allowed.len() + 1).unwrap_err();
         assert!(err.contains(&list_text(&allowed)), "{err}");
         assert!(first_allowed(0).is_err());
+    }
+
+    #[test]
+    fn a_pinned_thread_and_its_children_keep_the_mask_until_the_guard_drops() {
+        // On a thread of its own: the test harness's thread is shared.
+        std::thread::spawn(|| {
+            let allowed = allowed_cpus();
+            let last = *allowed.last().unwrap();
+            let guard = pin_current_thread(&[last]).unwrap();
+            assert_eq!(allowed_cpus(), vec![last]);
+            let inherited = std::thread::spawn(allowed_cpus).join().unwrap();
+            assert_eq!(inherited, vec![last], "a thread started meanwhile");
+            drop(guard);
+            assert_eq!(allowed_cpus(), allowed);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(others_than_first(allowed_cpus().len()), Vec::<usize>::new());
+        assert_eq!(others_than_first(0), allowed_cpus());
     }
 }

@@ -1,9 +1,11 @@
 //! Child processes and the machine they run on: one way to start and stop
 //! a server under test (own process group, death signal, stderr tail),
-//! free ports, CPU pinning, nginx, and sampling a process tree from /proc.
+//! free ports, CPU pinning, nginx, sampling a process tree from /proc, and
+//! the host's conditions around a run.
 
 pub mod affinity;
 pub mod child;
+pub mod host;
 pub mod monitor;
 pub mod nginx;
 pub mod ports;

@@ -121,8 +121,9 @@ crate::with_run_config! {
     /// Voluntary + involuntary context switches of the server process
     /// tree over the run.
     pub server_ctx_switches: u64,
-    /// The busiest load-generator thread's CPU time as a % of the run's
-    /// wall time (100 = that thread never left the CPU).
+    /// The busiest load-generator thread's CPU time, plus the time it was
+    /// ready to run but waited for a CPU, as a % of the run's wall time
+    /// (100 = that thread never waited for the server).
     pub client_thread_max_pct: f64,
     /// How busy the CPUs that client and server shared were over the run,
     /// all together (100 = every shared CPU busy the whole time); 0 when

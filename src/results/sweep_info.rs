@@ -25,6 +25,9 @@ pub struct SweepInfo {
     /// The host just before the first run and just after the last.
     pub host_start: Option<HostSample>,
     pub host_end: Option<HostSample>,
+    /// What the sweep said about how it ran: where the load generator was
+    /// pinned (or why not), dimensions that did not apply to a target.
+    pub notes: Vec<String>,
 }
 
 /// The host's conditions at one moment, read from /proc over a short

@@ -285,7 +285,7 @@ impl Worker<'_> {
                 }
             }
             self.finished += 1;
-            self.progress.0.fetch_add(1, Ordering::Relaxed);
+            self.progress.done.fetch_add(1, Ordering::Relaxed);
         }
         if !keep {
             self.close_socket(i);
@@ -310,7 +310,7 @@ impl Worker<'_> {
             }
             st.error(msg);
             self.finished += 1;
-            self.progress.0.fetch_add(1, Ordering::Relaxed);
+            self.progress.done.fetch_add(1, Ordering::Relaxed);
         }
         self.close_socket(i);
         self.restart.push(i);

@@ -70,11 +70,40 @@ pub struct Shared {
     pub doc_length: AtomicU64,
 }
 
-/// Requests a load thread has finished, read by the progress bar. Padded
-/// so threads bumping their own counter do not share a cache line.
+/// What a load thread tells others: the requests it has finished (read by
+/// the progress bar while it runs) and, when it ends, the CPU time it used
+/// (a lab tells from it whether the client, not the server, set the rate).
+/// Padded so threads bumping their own counter do not share a cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]
-pub struct DoneCounter(pub AtomicU64);
+pub struct ThreadCounters {
+    pub done: AtomicU64,
+    pub cpu_ns: AtomicU64,
+    /// Time the thread was ready to run but waited for a CPU (0 where
+    /// the kernel does not say).
+    pub wait_ns: AtomicU64,
+}
+
+/// Nanoseconds the calling thread has waited on a run queue, from the
+/// second field of its schedstat.
+fn thread_wait_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU time the calling thread has used since it started, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        if libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) != 0 {
+            return 0;
+        }
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -111,7 +140,7 @@ pub struct Worker<'a> {
     poll: Poll,
     conns: Vec<LoadConn>,
     stats: Stats,
-    progress: &'a DoneCounter,
+    progress: &'a ThreadCounters,
     /// Counted requests given a slot so far (begun, or parked until their
     /// open-loop send time).
     started: u64,
@@ -141,7 +170,7 @@ impl<'a> Worker<'a> {
     pub fn new(
         shared: &'a Shared,
         plan: ThreadPlan,
-        progress: &'a DoneCounter,
+        progress: &'a ThreadCounters,
     ) -> io::Result<Self> {
         let now = Instant::now();
         let conns = (0..plan.connections)
@@ -236,6 +265,13 @@ impl<'a> Worker<'a> {
             }
         }
         self.stats.in_flight_at_end = self.conns.iter().filter(|c| c.in_flight()).count() as u64;
+        // The thread's whole life: it was started for this run.
+        self.progress
+            .cpu_ns
+            .store(thread_cpu_ns(), Ordering::Relaxed);
+        self.progress
+            .wait_ns
+            .store(thread_wait_ns(), Ordering::Relaxed);
         self.stats.hit_deadline = self.hit_deadline;
         if let (true, Some(rate), Some(deadline)) =
             (self.hit_deadline, self.plan.rate, self.shared.deadline)

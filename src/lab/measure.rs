@@ -1,0 +1,153 @@
+//! One measured run: bench against a running target with the target's
+//! process tree, the load generator's threads and the CPUs both use
+//! watched, and the load generator kept off a pinned server's CPUs.
+
+use std::time::Instant;
+
+use super::plan::{Instance, Load, PlannedRun, SweepPlan};
+use super::record::{self, ClientUse};
+use super::target::Running;
+use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::net::url::HttpUrl;
+use crate::proc::affinity::{self, list_text};
+use crate::proc::host::CpuStat;
+use crate::proc::monitor::{self_cpu, Monitor};
+use crate::results::raw::RawRow;
+
+/// Where a target instance and the load generator run: the CPUs the load
+/// generator is pinned to (None: wherever it may), and the CPUs both may
+/// use, whose load tells whether the pair saturated the machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    pub client: Option<Vec<usize>>,
+    pub shared: Vec<usize>,
+}
+
+impl Placement {
+    /// The load generator goes to the allowed CPUs a `--cpus N` server
+    /// was not given; with none left it shares the server's, unpinned.
+    /// The note says which, for the user and sweep.json.
+    pub fn of(inst: &Instance) -> (Placement, Option<String>) {
+        let allowed = affinity::allowed_cpus();
+        let Some(n) = inst.cpus.filter(|_| inst.spec.started_here()) else {
+            let all = Placement {
+                client: None,
+                shared: allowed,
+            };
+            return (all, None);
+        };
+        let server = affinity::first_allowed(n).unwrap_or_else(|_| allowed.clone());
+        let others = affinity::others_than_first(n);
+        if others.is_empty() {
+            let note = format!(
+                "--cpus {n} leaves no other CPU for the load generator: it shares CPU {} with the server, unpinned",
+                list_text(&server)
+            );
+            let shared = server;
+            return (
+                Placement {
+                    client: None,
+                    shared,
+                },
+                Some(note),
+            );
+        }
+        let note = format!(
+            "--cpus {n}: the server runs on CPU {}, the load generator on CPU {}",
+            list_text(&server),
+            list_text(&others)
+        );
+        let shared = server.into_iter().filter(|c| others.contains(c)).collect();
+        (
+            Placement {
+                client: Some(others),
+                shared,
+            },
+            Some(note),
+        )
+    }
+}
+
+/// One bench run against `running`, measured.
+pub fn measure(
+    plan: &SweepPlan,
+    running: &Running,
+    run: &PlannedRun,
+    place: &Placement,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> RawRow {
+    let mut row = record::run_row(run);
+    let url = format!("{}{}", running.base, run.config.path);
+    let target = match HttpUrl::parse(&url) {
+        Ok(t) => t,
+        Err(e) => {
+            row.set_failed(e.to_string());
+            return row;
+        }
+    };
+    let c = run.config.concurrency as usize;
+    let cfg = BenchConfig {
+        target,
+        request: RequestSpec {
+            method: "GET".into(),
+            keep_alive: run.config.keepalive,
+            ..RequestSpec::default()
+        },
+        requests: match run.load {
+            Load::Requests(n) => Some(n.max(c as u64)),
+            Load::Duration(_) => None,
+        },
+        duration: match run.load {
+            Load::Duration(d) => Some(d),
+            Load::Requests(_) => None,
+        },
+        concurrency: c,
+        threads: plan.threads.unwrap_or_else(crate::sys::cores),
+        timeout: plan.timeout,
+        rate: None,
+        warmup: None,
+        variable_length: false,
+    };
+    let monitor = running.pid.map(Monitor::start);
+    let stat0 = CpuStat::read();
+    let cpu0 = self_cpu();
+    let t0 = Instant::now();
+    let result = {
+        // Load threads inherit this thread's mask; a mask that cannot be
+        // set leaves them where they may run, which shared_cpu_busy_pct
+        // then shows.
+        let _pinned = place
+            .client
+            .as_deref()
+            .and_then(|cpus| affinity::pin_current_thread(cpus).ok());
+        bench::run_measured(&cfg, Some(stop), false)
+    };
+    let wall = t0.elapsed().as_secs_f64().max(1e-6);
+    let client_cpu = self_cpu() - cpu0;
+    let stat1 = CpuStat::read();
+    let usage = monitor.map(Monitor::finish).unwrap_or_default();
+    match result {
+        Ok((r, threads)) => {
+            record::fill_measured(&mut row, &r);
+            // Busy = on a CPU or ready and waiting for one: either way the
+            // thread was not waiting for the server. CPU time alone reads
+            // 40 % for a thread that never once waited for an answer when
+            // other work shares its CPU (measured with the host's load
+            // average at 6 on 2 cores), and would hide every client-bound
+            // run on a busy host.
+            let busiest = threads
+                .iter()
+                .map(|t| t.cpu + t.waited)
+                .max()
+                .unwrap_or_default();
+            let client = ClientUse {
+                cpu_pct: client_cpu.as_secs_f64() / wall * 100.0,
+                busiest_thread_pct: busiest.as_secs_f64() / wall * 100.0,
+                shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
+            };
+            record::fill_resources(&mut row, &usage, &client);
+        }
+        Err(e) => row.set_failed(format!("{e:#}")),
+    }
+    row
+}

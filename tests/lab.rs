@@ -1327,15 +1327,7 @@ fn repeats_are_interleaved_and_sweep_json_keeps_the_command_and_the_host() {
     assert_eq!(rounds, [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3], "{rows:#?}");
     // Within a round, each target's cells together, in target order.
     let targets: Vec<&str> = rows[..4].iter().map(|r| r.target.as_str()).collect();
-    assert_eq!(
-        targets,
-        [
-            "model:event-loop",
-            "model:event-loop",
-            "model:thread-pool",
-            "model:thread-pool"
-        ]
-    );
+    assert_eq!(targets, [args[1], args[1], args[3], args[3]]);
     for r in &rows {
         assert!(r.server_cpu_ms > 0.0, "{r:?}");
         assert!(r.server_ctx_switches > 0, "{r:?}");
@@ -1443,8 +1435,8 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
-    // model subset: the fastest and the slowest model under keep-alive.
     let (_, stderr, code) = sweep_env(
+        // model subset: the fastest and the slowest model under keep-alive.
         &[
             "-T",
             "model:reactors",
@@ -1476,6 +1468,7 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
     let of = |t: &str| -> Vec<&RawRow> { rows.iter().filter(|r| r.target == t).collect() };
     let busy =
         |rs: &[&RawRow]| -> Vec<f64> { rs.iter().map(|r| r.client_thread_max_pct).collect() };
+    // model subset: the two started above.
     let (fast, slow) = (of("model:reactors"), of("model:iterative"));
     assert_eq!((fast.len(), slow.len()), (3, 3));
     assert!(

@@ -488,19 +488,19 @@ mod tests {
             ok_responses: 10,
             ..RawRow::default()
         };
-        let mut failed = row("model:prefork", 0.0, false);
+        let mut failed = row("url:http://e", 0.0, false);
         failed.set_failed("target did not start".into());
         let rows = [
-            row("model:event-loop", 3.0, false),
-            row("model:iterative", 45.1, false),
-            row("model:thread-pool", 11.0, false),
-            row("model:reactors", 99.0, true),
+            row("url:http://a", 3.0, false),
+            row("url:http://b", 45.1, false),
+            row("url:http://c", 11.0, false),
+            row("url:http://d", 99.0, true),
             failed,
         ];
         let held = parse("p99>10ms,failed>0").unwrap().held_in_rows(&rows);
         assert_eq!(
             held,
-            ["fail-on: p99 = 45.1 ms > 10 ms in model:iterative /500B.html c=50 ka=off round 2 (2 of 3 runs)"]
+            ["fail-on: p99 = 45.1 ms > 10 ms in url:http://b /500B.html c=50 ka=off round 2 (2 of 3 runs)"]
         );
     }
 }

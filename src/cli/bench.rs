@@ -265,7 +265,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }
-    if let Some(w) = result.rate_shortfall() {
+    // A run with nothing usable has one line to say, and it is not this.
+    if let (Some(w), None) = (result.rate_shortfall(), result.stats.nothing_usable()) {
         eprintln!("loadlab: warning: {w}");
     }
     // The report is out (it says what failed or what was cut short); the

@@ -453,3 +453,255 @@ fn merge_of_runs_that_measured_nothing_usable_exits_1() {
     let (_, stderr, code) = merge(&[&missing[0], &found]);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// `--fail-on` (issue 18): after the report, one line per condition that
+/// held and exit 3; exit 0 when none held; a bad expression is a usage
+/// error naming the bad part, before any load; nothing usable (exit 1)
+/// comes before any condition.
+#[test]
+fn fail_on_exits_3_with_a_line_per_condition_that_held_and_0_otherwise() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    let run = |cond: &str| bench_text(&["-q", "-n", "200", "-c", "4", "--fail-on", cond, &url]);
+
+    // Every request takes more than a microsecond, and no loopback
+    // server answers a billion requests a second.
+    let (stdout, stderr, code) = run("failed>0,p99>1us,rps<1000000000,errors>0");
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stdout.contains("Complete requests:      200"), "{stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with("loadlab: fail-on: p99 = "), "{stderr}");
+    assert!(lines[0].ends_with(" us > 1 us"), "{stderr}");
+    assert!(
+        lines[1].starts_with("loadlab: fail-on: rps = ") && lines[1].ends_with(" < 1000000000"),
+        "{stderr}"
+    );
+
+    let (_, stderr, code) = run("failed>0,p99>10s,success_ratio<1");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+
+    // Repeated flags add up: any one condition is enough.
+    let (_, stderr, code) = bench_text(&[
+        "-q",
+        "-n",
+        "50",
+        "--fail-on",
+        "failed>0",
+        "--fail-on",
+        "max>1us",
+        &url,
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("fail-on: max = "), "{stderr}");
+
+    for (bad, named) in [
+        ("p99>10", "'p99>10': a latency needs a unit"),
+        ("p98>1ms", "unknown metric 'p98'"),
+        ("failed=0", "expected one of < <= > >= after 'failed'"),
+    ] {
+        let (stdout, stderr, code) = run(bad);
+        assert_eq!(code, 2, "{bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
+        assert!(stderr.contains(named), "{bad}: {stderr}");
+        assert!(stdout.is_empty(), "no load ran for {bad}");
+    }
+
+    let refused = format!("http://127.0.0.1:{}/", closed_port());
+    let (_, stderr, code) = bench_text(&["-q", "-n", "5", "--fail-on", "failed>0", &refused]);
+    assert_eq!(code, 1, "nothing usable comes first: {stderr}");
+    assert!(!stderr.contains("fail-on"), "{stderr}");
+}
+
+/// The figures of ab's own block, read as an ab parser reads them: the
+/// "Total:" row and the " NN%" lines, anchored at the line start.
+fn ab_total_max_and_p100(text: &str) -> (f64, f64) {
+    let total = text.lines().find(|l| l.starts_with("Total:")).unwrap();
+    let max: f64 = total.split_whitespace().last().unwrap().parse().unwrap();
+    let p100 = text.lines().find(|l| l.starts_with(" 100%")).unwrap();
+    (
+        max,
+        p100.split_whitespace().nth(1).unwrap().parse().unwrap(),
+    )
+}
+
+/// Regression (issue 18): in open loop ab's block showed the uncorrected
+/// figures (a 3 ms p50 while the corrected one was 2.3 s). Now every
+/// latency of ab's block counts from the scheduled send time, ab's labels
+/// kept for its parsers, and the uncorrected figures follow, labelled so
+/// an anchored parser never reads them.
+#[test]
+fn regression_the_open_loop_ab_block_showed_uncorrected_latencies() {
+    let fake = FakeServer::start(Behaviour::PauseOnce {
+        after: 100,
+        pause: Duration::from_millis(300),
+    });
+    let (text, err, code) = bench_text(&[
+        "-q",
+        "-n",
+        "400",
+        "-c",
+        "4",
+        "-k",
+        "--rate",
+        "400",
+        &fake.url("/"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (total_max, p100) = ab_total_max_and_p100(&text);
+    assert!(total_max >= 250.0, "ab's Total row holds the pause: {text}");
+    assert_eq!(total_max, p100, "{text}");
+    // Connect counts the wait behind the schedule, so it holds the pause
+    // too (Connect + Processing = Total, as in ab).
+    let connect = text.lines().find(|l| l.starts_with("Connect:")).unwrap();
+    let connect_max: f64 = connect.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(connect_max >= 200.0, "{text}");
+    let unc = text
+        .lines()
+        .find(|l| l.starts_with("Uncorrected Total:"))
+        .unwrap_or_else(|| panic!("no uncorrected table: {text}"));
+    // The mean: the request in flight during the pause waited all of it
+    // either way, but those scheduled during it waited from the schedule.
+    let mean = |row: &str| -> f64 {
+        row.split_whitespace()
+            .rev()
+            .nth(3)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let total = text.lines().find(|l| l.starts_with("Total:")).unwrap();
+    assert!(mean(unc) * 2.0 < mean(total), "{text}");
+    assert!(
+        text.contains(
+            "Percentage of the requests served within a certain time (ms), uncorrected\n Uncorrected  50%"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with(" 50%") || l.starts_with("  50%"))
+            .count(),
+        1,
+        "one ab-shaped 50% line: {text}"
+    );
+    // Beyond ab: the tail line is corrected, the uncorrected one beside it.
+    let tail = |label: &str| -> f64 {
+        let l = text.lines().find(|l| l.starts_with(label)).unwrap();
+        l.rsplit(" / ").next().unwrap().trim().parse().unwrap()
+    };
+    assert!(
+        tail("  Latency p99.9 / p99.99 / max (ms): ") >= 250.0,
+        "{text}"
+    );
+    assert!(tail("  Latency p99.9 / p99.99 / max (ms), uncorrected: ") <= total_max + 1.0);
+
+    // JSON and CSV carry both.
+    let r = bench_json(&[
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-k",
+        "--rate",
+        "400",
+        &fake.url("/"),
+    ]);
+    assert!(
+        r["corrected_connect_ms"]["count"].as_u64() == Some(200),
+        "{r}"
+    );
+    assert!(r["achieved_rate"].as_f64().is_some(), "{r}");
+    assert!(r["histograms"]["corrected_connect"].is_string(), "{r}");
+}
+
+/// Open loop warns (stderr and report) when the achieved rate is below
+/// 95% of --rate, and says nothing when it was kept.
+#[test]
+fn open_loop_warns_when_the_rate_was_not_reached() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    // 200 requests/s on two kept-alive connections: easily kept.
+    let (text, stderr, code) =
+        bench_text(&["-q", "-t", "1", "-c", "2", "-k", "--rate", "200", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(!text.contains("WARNING"), "{text}");
+    let achieved = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Achieved rate: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let pct: f64 = achieved
+        .rsplit('(')
+        .next()
+        .unwrap()
+        .trim_end_matches("%)")
+        .parse()
+        .unwrap();
+    assert!(pct >= 95.0, "{text}");
+
+    // One connection without keep-alive cannot make 200,000 requests/s.
+    let (text, stderr, code) = bench_text(&[
+        "-q",
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--threads",
+        "1",
+        "--rate",
+        "200000",
+        &url,
+    ]);
+    assert_eq!(code, 0, "a shortfall is a warning: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("loadlab: warning: achieved ") && stderr.contains("of --rate 200000"),
+        "{stderr}"
+    );
+    assert!(text.contains("  WARNING: achieved "), "{text}");
+}
+
+/// Ctrl-C during a bench: the report of what was measured, then exit 130
+/// with one line.
+#[test]
+fn ctrl_c_prints_the_report_so_far_and_exits_130() {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let server = TestServer::start("event-loop", &[]);
+    let mut job = Command::new(loadlab_bin())
+        .args([
+            "bench",
+            "-q",
+            "-t",
+            "60",
+            "-c",
+            "2",
+            "-k",
+            &server.url("/500B.html"),
+        ])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let pgid = nix::unistd::Pid::from_raw(job.id() as i32);
+    nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let mut ended = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            ended = job.try_wait().unwrap();
+            ended.is_some()
+        }),
+        "bench did not stop after Ctrl-C"
+    );
+    let (mut out, mut err) = (String::new(), String::new());
+    job.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    job.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(ended.unwrap().code(), Some(130), "{err}");
+    assert!(out.contains("Complete requests:"), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+}

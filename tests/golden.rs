@@ -300,7 +300,8 @@ const SWEEP_PLAN: [&str; 18] = [
     "--target",
     "nginx:workers=2",
     "--target",
-    "url:http://127.0.0.1:43961",
+    // A url: target's path is the one every target requests.
+    "url:http://127.0.0.1:43961/500B.html",
     "--concurrency",
     "1,10",
     "--keepalive",

@@ -913,7 +913,9 @@ fn nginx_and_url_targets() {
     let server = TestServer::start("event-loop", &[]);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
-    let url = format!("url:{}", server.url(""));
+    // A url: target's path is the one every target of the sweep requests.
+    let url = format!("url:{}", server.url("/500B.html"));
+    let name = format!("url:{}", server.url(""));
     // The skip when nginx is missing is tested with LOADLAB_NGINX pointing
     // nowhere; here nginx must be there.
     require_nginx();
@@ -934,7 +936,7 @@ fn nginx_and_url_targets() {
     let (_, stderr, code) = sweep(&args, &out);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains(&format!("--cpus does not apply to {url}")),
+        stderr.contains(&format!("--cpus does not apply to {name}")),
         "{stderr}"
     );
     let rows = raw::read(&out).unwrap();
@@ -1269,12 +1271,9 @@ fn regression_a_sweep_that_measured_nothing_usable_exited_0() {
     );
 
     let server = TestServer::start("event-loop", &[]);
-    let url = format!("url:{}", server.url(""));
-    let missing = [
-        &["-T", url.as_str(), "--path", "/status/404"][..],
-        &args[..],
-    ]
-    .concat();
+    // A url: target names its path (--path does not go with it).
+    let url = format!("url:{}", server.url("/status/404"));
+    let missing = [&["-T", url.as_str()][..], &args[..]].concat();
     let (_, stderr, code) = sweep(&missing, &dir.path().join("404"));
     assert_eq!(code, 1, "{stderr}");
     // One line for the reason; a busy host's warning is another matter.
@@ -1285,7 +1284,8 @@ fn regression_a_sweep_that_measured_nothing_usable_exited_0() {
     assert_eq!(reasons, 1, "{stderr}");
     assert!(stderr.contains("none got a 2xx answer"), "{stderr}");
 
-    let found = [&["-T", url.as_str(), "--path", "/500B.html"][..], &args[..]].concat();
+    let url = format!("url:{}", server.url("/500B.html"));
+    let found = [&["-T", url.as_str()][..], &args[..]].concat();
     let (_, stderr, code) = sweep(&found, &dir.path().join("ok"));
     assert_eq!(code, 0, "{stderr}");
 }

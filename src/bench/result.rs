@@ -13,6 +13,10 @@ use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stat
 /// Identifies the JSON layout; bump on any incompatible change.
 pub const SCHEMA_ID: &str = "loadlab.bench/v1";
 
+/// Open loop: an achieved rate below this share of `--rate` is warned
+/// about, because the latencies then describe a lighter load than asked.
+pub const RATE_KEPT: f64 = 0.95;
+
 /// What the run was asked to do, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
@@ -81,6 +85,32 @@ impl BenchResult {
     /// ab's "(mean, across all concurrent requests)".
     pub fn time_per_request_all_ms(&self) -> f64 {
         self.seconds() * 1000.0 / self.stats.complete.max(1) as f64
+    }
+
+    /// Open loop: requests put on the wire per second of the measured
+    /// time (those answered or failed, and those still in flight at the
+    /// time limit). Scheduled requests that never went out are not in it.
+    pub fn achieved_rate(&self) -> Option<f64> {
+        self.info.rate?;
+        let s = &self.stats;
+        Some((s.complete + s.in_flight_at_end) as f64 / self.seconds())
+    }
+
+    /// Open loop: why the run did not apply the load it was asked for,
+    /// when it achieved less than [`RATE_KEPT`] of `--rate`.
+    pub fn rate_shortfall(&self) -> Option<String> {
+        let (rate, achieved) = (self.info.rate?, self.achieved_rate()?);
+        if achieved >= rate * RATE_KEPT {
+            return None;
+        }
+        let missed = match self.stats.missed {
+            0 => String::new(),
+            n => format!(", {n} scheduled requests never went out"),
+        };
+        Some(format!(
+            "achieved {achieved:.0} requests/s, {:.0}% of --rate {rate}{missed}: the server or the load generator could not keep up, so this measures a lighter load than asked (latencies still count from the schedule)",
+            achieved / rate * 100.0
+        ))
     }
 
     pub fn transfer_rate_kbps(&self) -> f64 {
@@ -180,6 +210,9 @@ pub struct Histograms {
     pub waiting: String,
     pub processing: String,
     pub corrected: Option<String>,
+    /// Open loop: Connect from the scheduled send time.
+    #[serde(default)]
+    pub corrected_connect: Option<String>,
 }
 
 /// The JSON document (`docs/schema/bench-v1.schema.json` describes it).
@@ -216,6 +249,14 @@ pub struct BenchJson {
     pub waiting_ms: Summary,
     pub processing_ms: Summary,
     pub corrected_latency_ms: Option<Summary>,
+    /// Open loop: Connect from the scheduled send time (absent in files
+    /// from before it was recorded).
+    #[serde(default)]
+    pub corrected_connect_ms: Option<Summary>,
+    /// Open loop: requests put on the wire per second (see
+    /// `BenchResult::achieved_rate`).
+    #[serde(default)]
+    pub achieved_rate: Option<f64>,
     pub histograms: Histograms,
 }
 
@@ -264,6 +305,8 @@ impl BenchJson {
             waiting_ms: Summary::of(&l.waiting),
             processing_ms: Summary::of(&l.processing),
             corrected_latency_ms: l.corrected.as_ref().map(Summary::of),
+            corrected_connect_ms: l.corrected_connect.as_ref().map(Summary::of),
+            achieved_rate: r.achieved_rate(),
             histograms: Histograms {
                 unit: "us".into(),
                 encoding: "hdrhistogram-v2-deflate-base64".into(),
@@ -272,6 +315,7 @@ impl BenchJson {
                 waiting: encode_histogram(&l.waiting),
                 processing: encode_histogram(&l.processing),
                 corrected: l.corrected.as_ref().map(encode_histogram),
+                corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
             },
         }
     }
@@ -291,6 +335,11 @@ impl BenchJson {
             waiting: decode_histogram(&h.waiting)?,
             processing: decode_histogram(&h.processing)?,
             corrected: h.corrected.as_deref().map(decode_histogram).transpose()?,
+            corrected_connect: h
+                .corrected_connect
+                .as_deref()
+                .map(decode_histogram)
+                .transpose()?,
         };
         let c = &self.status_classes;
         let stats = Stats {
@@ -381,9 +430,33 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_below_95_percent_of_the_asked_one_is_a_shortfall() {
+        // 10 requests in 1 s at --rate 100: 10% of it.
+        let short = result(Some(100.0), false);
+        assert_eq!(short.achieved_rate(), Some(10.0));
+        let w = short.rate_shortfall().unwrap();
+        assert!(
+            w.starts_with("achieved 10 requests/s, 10% of --rate 100, 1 scheduled"),
+            "{w}"
+        );
+        // 10 requests in 1 s at --rate 10.4: kept (96%).
+        let kept = result(Some(10.4), false);
+        assert_eq!(kept.rate_shortfall(), None);
+        assert_eq!(result(None, false).achieved_rate(), None);
+    }
+
+    #[test]
     fn json_round_trip_keeps_the_new_counters() {
-        let r = result(Some(100.0), true);
-        let back = BenchJson::from_result(&r).into_result().unwrap();
+        let mut r = result(Some(100.0), true);
+        r.stats.latency.record_corrected(2_000, 500, 100);
+        let json = BenchJson::from_result(&r);
+        assert_eq!(json.achieved_rate, Some(10.0));
+        // 2,000 µs behind the schedule + 100 µs connect, to 3 digits.
+        let max = json.corrected_connect_ms.unwrap().max;
+        assert!((2.1..2.11).contains(&max), "{max}");
+        let back = json.into_result().unwrap();
+        let c = back.stats.latency.corrected_connect.as_ref().unwrap();
+        assert_eq!((c.len(), c.lowest_equivalent(c.max())), (1, 2100));
         assert_eq!(back.stats.missed, 1);
         assert_eq!(back.stats.keep_alive_retries, 2);
         assert!(back.info.accept_variable_length);

@@ -29,6 +29,11 @@ pub struct Latencies {
     /// ends the run, requests still in flight and slots that never went out
     /// are in it too, as waiting until the limit.
     pub corrected: Option<Histogram<u64>>,
+    /// Scheduled send time to connection ready (open loop only): ab's
+    /// Connect measured from the schedule, so that in the open-loop report
+    /// Connect + Processing = Total holds as in ab's, with the time a
+    /// request waited behind its schedule counted in Connect.
+    pub corrected_connect: Option<Histogram<u64>>,
 }
 
 impl Latencies {
@@ -39,6 +44,36 @@ impl Latencies {
             waiting: new_histogram(),
             processing: new_histogram(),
             corrected: open_loop.then(new_histogram),
+            corrected_connect: open_loop.then(new_histogram),
+        }
+    }
+
+    /// Open loop: latencies are measured from the scheduled send time.
+    pub fn open_loop(&self) -> bool {
+        self.corrected.is_some()
+    }
+
+    /// The total latency every figure of a report gives: from the
+    /// scheduled send time in open loop (what a user waiting for that
+    /// request saw), from the actual send otherwise.
+    pub fn reported(&self) -> &Histogram<u64> {
+        self.corrected.as_ref().unwrap_or(&self.total)
+    }
+
+    /// Connect as reported: from the scheduled send time in open loop.
+    pub fn reported_connect(&self) -> &Histogram<u64> {
+        self.corrected_connect.as_ref().unwrap_or(&self.connect)
+    }
+
+    /// Open loop: one answered request that went out `behind` µs after
+    /// its scheduled time, with its `total` and `connect` times (µs)
+    /// measured from the actual send. Nothing in closed loop.
+    pub fn record_corrected(&mut self, behind: u64, total: u64, connect: u64) {
+        if let Some(h) = self.corrected.as_mut() {
+            h.saturating_record(behind.saturating_add(total));
+        }
+        if let Some(h) = self.corrected_connect.as_mut() {
+            h.saturating_record(behind.saturating_add(connect));
         }
     }
 
@@ -48,12 +83,17 @@ impl Latencies {
         let _ = self.connect.add(&o.connect);
         let _ = self.waiting.add(&o.waiting);
         let _ = self.processing.add(&o.processing);
-        match (&mut self.corrected, &o.corrected) {
-            (Some(a), Some(b)) => {
-                let _ = a.add(b);
+        for (mine, theirs) in [
+            (&mut self.corrected, &o.corrected),
+            (&mut self.corrected_connect, &o.corrected_connect),
+        ] {
+            match (mine, theirs) {
+                (Some(a), Some(b)) => {
+                    let _ = a.add(b);
+                }
+                (mine @ None, Some(b)) => *mine = Some(b.clone()),
+                _ => {}
             }
-            (None, Some(b)) => self.corrected = Some(b.clone()),
-            _ => {}
         }
     }
 }

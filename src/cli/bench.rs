@@ -7,6 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 
+use super::exit::Exit;
+use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
 use crate::bench::render::{percentile_csv, render, Format};
@@ -85,6 +87,13 @@ pub struct BenchArgs {
     /// Apply load for this long before measuring (at --rate when given).
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub warmup: Option<Duration>,
+    /// Fail the run (exit 3) when a condition holds, checked after the
+    /// report: comma-separated METRIC OP NUMBER[UNIT], e.g.
+    /// 'failed>0,p99>10ms,rps<5000'. Metrics: failed, non2xx, errors,
+    /// success_ratio, rps, p50, p90, p99, p999, max (latencies need a
+    /// unit: us, ms or s). See docs/reading-results.md.
+    #[arg(long, value_name = "CONDITIONS", value_parser = fail_on::parse)]
+    pub fail_on: Vec<Conditions>,
     /// Report format.
     #[arg(long, value_enum, default_value = "ab")]
     pub format: Format,
@@ -225,6 +234,7 @@ impl BenchArgs {
             }
         }
         let opts = Options {
+            fail_on: Conditions::join(&self.fail_on),
             format: self.format,
             out: self.out,
             csvfile: self.csvfile,
@@ -236,6 +246,7 @@ impl BenchArgs {
 
 /// How to present the result.
 pub struct Options {
+    pub fail_on: Conditions,
     pub format: Format,
     pub out: Option<PathBuf>,
     pub csvfile: Option<PathBuf>,
@@ -254,11 +265,25 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }
-    // The report is out (it says what failed); the exit status says the
-    // run measured nothing, as ab's 111 and wrk's 1 do for a refused
-    // connection.
-    match result.stats.nothing_usable() {
-        Some(why) => anyhow::bail!("bench measured nothing usable: {why}"),
-        None => Ok(()),
+    // A run with nothing usable has one line to say, and it is not this.
+    if let (Some(w), None) = (result.rate_shortfall(), result.stats.nothing_usable()) {
+        eprintln!("loadlab: warning: {w}");
+    }
+    // The report is out (it says what failed or what was cut short); the
+    // exit status says so in one line: Ctrl-C first, then a run that
+    // measured nothing (as ab's 111 and wrk's 1 for a refused connection),
+    // then the user's own conditions.
+    if shutdown.is_set() {
+        return Err(Exit::interrupted(
+            "the report covers the requests made until then",
+        ));
+    }
+    if let Some(why) = result.stats.nothing_usable() {
+        anyhow::bail!("bench measured nothing usable: {why}");
+    }
+    let held = opts.fail_on.held(&Observed::of_bench(&result));
+    match held.is_empty() {
+        true => Ok(()),
+        false => Err(Exit::conditions_held(&held)),
     }
 }

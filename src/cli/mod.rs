@@ -1,7 +1,10 @@
 //! Command line: clap flags become validated configs, then run; errors map
-//! to exit codes (2 for bad arguments, 1 for failures at run time).
+//! to exit codes (`exit`: 2 for bad arguments, 1 for failures at run time,
+//! 3 and 130 carried by `exit::Exit`).
 
 mod bench;
+pub mod exit;
+pub mod fail_on;
 mod merge;
 mod output;
 mod report;
@@ -69,7 +72,7 @@ pub fn main() -> i32 {
                 }
             }
             eprintln!("loadlab: {line} (see --help)");
-            return 2;
+            return exit::USAGE;
         }
         Err(e) => {
             let _ = e.print();
@@ -92,14 +95,14 @@ pub fn main() -> i32 {
         None => sweep::run_default(),
     };
     match result {
-        Ok(()) => 0,
-        Err(e) if is_broken_pipe(&e) => 0,
+        Ok(()) => exit::OK,
+        Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
-            eprintln!("loadlab: {e:#}");
-            match e.downcast_ref::<values::UsageError>() {
-                Some(_) => 2,
-                None => 1,
+            // One line per reason (a --fail-on run may have several).
+            for line in format!("{e:#}").lines() {
+                eprintln!("loadlab: {line}");
             }
+            exit::code_of(&e)
         }
     }
 }

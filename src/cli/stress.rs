@@ -11,12 +11,13 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::exit::Exit;
 use super::values::{parse_duration, parse_size, UsageError};
 use crate::report;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::stress::size_label;
 use crate::server::Model;
-use crate::stress::{self, client, Matrix, Op, StressConfig, StressEvent, Target};
+use crate::stress::{self, client, Matrix, Op, StressConfig, StressEvent, StressReport, Target};
 
 /// Most clients or server workers one cell may ask for: each client is a
 /// thread, each prefork worker a process.
@@ -239,7 +240,8 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let out_dir = args.out.clone();
     let cfg = args.into_config()?;
     let progress = StressProgress::new();
-    let report = stress::run(&cfg, &mut |e| progress.event(e))?;
+    let shutdown = crate::server::Shutdown::from_signals()?;
+    let report = stress::run(&cfg, &|| shutdown.is_set(), &mut |e| progress.event(e))?;
     progress.0.finish_and_clear();
     let files = report::stress::write_files(&out_dir, &report)?;
     let mut out = std::io::stdout().lock();
@@ -262,15 +264,32 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     writeln!(out, "wrote {}", names.join(", "))?;
     out.flush()?;
-    if report.failures() > 0 {
-        anyhow::bail!(
-            "stress: {} of {} transfers failed",
-            report.failures(),
-            report.transfers()
-        );
+    stress_exit(&report, shutdown.is_set())
+}
+
+/// The exit status every subcommand shares: 130 after Ctrl-C; 1 when not
+/// one transfer was verified; 3 when some failed or files were left
+/// behind, stress's built-in condition (its job is to find exactly
+/// that); 0 otherwise.
+fn stress_exit(report: &StressReport, interrupted: bool) -> anyhow::Result<()> {
+    if interrupted {
+        return Err(Exit::interrupted(
+            "no cell started after Ctrl-C; the table and files hold the cells made until then",
+        ));
+    }
+    let (failed, all) = (report.failures(), report.transfers());
+    if all == 0 || failed == all {
+        anyhow::bail!("stress measured nothing usable: {failed} of {all} transfers failed");
+    }
+    let mut held = Vec::new();
+    if failed > 0 {
+        held.push(format!("stress: {failed} of {all} transfers failed"));
     }
     if !report.clean() {
-        anyhow::bail!("stress: the run left files behind (see notes)");
+        held.push("stress: the run left files behind (see notes)".to_string());
     }
-    Ok(())
+    match held.is_empty() {
+        true => Ok(()),
+        false => Err(Exit::conditions_held(&held)),
+    }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
+use super::fail_on::{self, Conditions};
 use super::values::{parse_duration, UsageError};
 use crate::lab::execute::{self, SweepEvent, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
@@ -29,18 +30,20 @@ pub const PREVIOUS_REPORT_DIR: &str = "loadlab-report.previous";
 
 /// Exit status after Ctrl-C, as a shell reports a command ended by SIGINT
 /// (128 + 2): a script running `loadlab sweep ... && next` stops there.
-pub const INTERRUPTED_EXIT: i32 = 130;
+pub const INTERRUPTED_EXIT: i32 = super::exit::INTERRUPTED;
 
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
-    /// A reference experiment (e1 to e5; see EXPERIMENTS.md).
+    /// A reference experiment, e1 to e5: what each asks and how to read it
+    /// is in docs/experiments.md.
     #[arg(long)]
     pub preset: Option<Preset>,
     /// Smaller counts, for a first look or CI.
     #[arg(long)]
     pub quick: bool,
     /// Target (repeatable): model:NAME[:workers=N], nginx[:workers=N],
-    /// cmd:'COMMAND with {port}', url:http://...
+    /// cmd:'COMMAND with {port}', url:http://HOST:PORT/PATH (a url's path
+    /// is the one every target requests; --path does not go with it).
     #[arg(long = "target", short = 'T')]
     pub targets: Vec<String>,
     /// Concurrency levels, e.g. 1,10,100.
@@ -90,6 +93,10 @@ pub struct SweepArgs {
     /// already in its raw.csv are not made again: a rerun resumes.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Fail the sweep (exit 3) when a condition holds for any measured
+    /// run, as bench's --fail-on, e.g. 'failed>0,p99>10ms'.
+    #[arg(long, value_name = "CONDITIONS", value_parser = fail_on::parse)]
+    pub fail_on: Vec<Conditions>,
     /// No progress (a bar on a terminal, a line per run otherwise); notes
     /// such as a skipped target are still printed.
     #[arg(long, short = 'q')]
@@ -160,6 +167,22 @@ impl SweepArgs {
                 })
                 .collect::<anyhow::Result<_>>()?;
         }
+        // A url: target names the path to request (url:http://h:p/20KB.html
+        // means /20KB.html, not /20KB.html/500B.html).
+        if let Some(own) = plan.targets.iter().find_map(TargetSpec::own_path) {
+            if !self.path.is_empty() {
+                return Err(usage("--path does not go with a url: target, which names its own path (url:http://HOST:PORT/PATH)"));
+            }
+            if let Some(other) = plan
+                .targets
+                .iter()
+                .filter_map(TargetSpec::own_path)
+                .find(|p| *p != own)
+            {
+                return Err(usage(format!("url: targets name different paths ({own} and {other}); give each its own sweep")));
+            }
+            plan.paths = vec![own.to_string()];
+        }
         if !self.path.is_empty() {
             if let Some(p) = self.path.iter().find(|p| !p.starts_with('/')) {
                 return Err(usage(format!("--path '{p}' must start with /")));
@@ -221,6 +244,7 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
         return run_stress_preset(p, args, given);
     }
     let baseline = args.baseline.clone();
+    let fail_on = Conditions::join(&args.fail_on);
     let (plan, out, quiet) = args.into_plan()?;
     let info = SweepInfo {
         command: command_line(std::env::args()),
@@ -229,7 +253,12 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     };
     let outcome = execute(&plan, &out, info, quiet)?;
     exit_if_interrupted(&outcome);
-    fail_if_nothing_usable(&outcome)
+    fail_if_nothing_usable(&outcome)?;
+    let held = fail_on.held_in_rows(&outcome.rows);
+    match held.is_empty() {
+        true => Ok(()),
+        false => Err(super::exit::Exit::conditions_held(&held)),
+    }
 }
 
 /// A sweep whose runs all failed, or got not one 2xx answer, measured

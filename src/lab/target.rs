@@ -45,9 +45,12 @@ pub enum TargetSpec {
     Cmd {
         command: String,
     },
-    /// An already running server (no resource figures then).
+    /// An already running server (no resource figures then), at `base`
+    /// (`http://host[:port]`), requested at its own `path` (`/` when the
+    /// URL has none): every run of the sweep requests that path.
     Url {
-        url: String,
+        base: String,
+        path: String,
     },
 }
 
@@ -92,9 +95,10 @@ impl FromStr for TargetSpec {
             });
         }
         if let Some(url) = s.strip_prefix("url:") {
-            HttpUrl::parse(url).map_err(|e| e.to_string())?;
+            let u = HttpUrl::parse(url).map_err(|e| e.to_string())?;
             return Ok(TargetSpec::Url {
-                url: url.trim_end_matches('/').to_string(),
+                base: format!("http://{}", u.host_header()),
+                path: u.path,
             });
         }
         Err(format!(
@@ -117,7 +121,9 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Nginx { workers: None } => write!(f, "nginx"),
             TargetSpec::Nginx { workers: Some(w) } => write!(f, "nginx:workers={w}"),
             TargetSpec::Cmd { command } => write!(f, "cmd:{command}"),
-            TargetSpec::Url { url } => write!(f, "url:{url}"),
+            // The server, not the path: the row's path column has that,
+            // and a target keeps one name whatever it is asked for.
+            TargetSpec::Url { base, .. } => write!(f, "url:{base}"),
         }
     }
 }
@@ -142,6 +148,15 @@ impl TargetSpec {
     /// URL runs however it was written.
     pub fn takes_workers(&self) -> bool {
         matches!(self, TargetSpec::Model { .. } | TargetSpec::Nginx { .. })
+    }
+
+    /// The path a `url:` target names; other targets request the
+    /// sweep's `--path`.
+    pub fn own_path(&self) -> Option<&str> {
+        match self {
+            TargetSpec::Url { path, .. } => Some(path),
+            _ => None,
+        }
     }
 
     /// Whether loadlab starts this target (and can pin it to CPUs and
@@ -233,8 +248,8 @@ impl Running {
                     }
                 }
             }
-            TargetSpec::Url { url } => Ok(Running {
-                base: url.clone(),
+            TargetSpec::Url { base, .. } => Ok(Running {
+                base: base.clone(),
                 pid: None,
                 _proc: None,
                 _nginx: None,
@@ -288,5 +303,31 @@ impl Running {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_target_keeps_its_own_path_apart_from_its_name() {
+        let cases = [
+            ("url:http://127.0.0.1:8080/20KB.html", "/20KB.html"),
+            ("url:http://127.0.0.1:8080", "/"),
+            ("url:http://127.0.0.1:8080/", "/"),
+            ("url:http://127.0.0.1:8080/a?b=1", "/a?b=1"),
+        ];
+        for (text, path) in cases {
+            let t: TargetSpec = text.parse().unwrap();
+            assert_eq!(t.own_path(), Some(path), "{text}");
+            let TargetSpec::Url { base, .. } = &t else {
+                panic!("{text} is not a url target")
+            };
+            assert_eq!(base, "http://127.0.0.1:8080");
+            assert_eq!(t.to_string(), "url:http://127.0.0.1:8080");
+        }
+        let model: TargetSpec = "model:event-loop".parse().unwrap();
+        assert_eq!(model.own_path(), None);
     }
 }

@@ -73,6 +73,8 @@ struct Outcome {
 
 struct Run<'a> {
     cfg: &'a StressConfig,
+    /// Ctrl-C: no cell starts after it; the rows so far are the report.
+    stop: &'a (dyn Fn() -> bool + Sync),
     nonce: u64,
     digests: HashMap<Content, [u8; 32]>,
     rows: Vec<StressRow>,
@@ -81,8 +83,11 @@ struct Run<'a> {
     leftover_files: usize,
 }
 
+/// Runs the matrix; once `stop` says so (Ctrl-C) the cells in progress
+/// finish, their files are cleaned up, and no further cell starts.
 pub fn run(
     cfg: &StressConfig,
+    stop: &(dyn Fn() -> bool + Sync),
     on_event: &mut dyn FnMut(StressEvent),
 ) -> anyhow::Result<StressReport> {
     let started = SystemTime::now();
@@ -108,6 +113,7 @@ pub fn run(
     )));
     let mut run = Run {
         cfg,
+        stop,
         nonce,
         digests: content::digests(&files),
         rows: Vec::new(),
@@ -120,7 +126,7 @@ pub fn run(
         Target::Spawn => {
             let scratch = Scratch::create(cfg.scratch.as_deref())?;
             for &model in &m.models {
-                for &workers in &m.server_workers {
+                for &workers in m.server_workers.iter().take_while(|_| !stop()) {
                     run.with_spawned(scratch.path(), model, workers, on_event);
                 }
             }
@@ -231,6 +237,9 @@ impl Run<'_> {
         let m = self.cfg.matrix.clone();
         for &size in &m.sizes {
             for &clients in &m.clients {
+                if (self.stop)() {
+                    return;
+                }
                 // Which clients' files are on the server, verified.
                 let mut present = vec![false; clients];
                 for &op in &m.ops {

@@ -240,9 +240,8 @@ impl Worker<'_> {
             st.latency
                 .processing
                 .saturating_record(total.saturating_sub(connect));
-            if let Some(h) = st.latency.corrected.as_mut() {
-                h.saturating_record(us(now.saturating_duration_since(c.t_intended)));
-            }
+            let behind = us(c.t_start.saturating_duration_since(c.t_intended));
+            st.latency.record_corrected(behind, total, connect);
             st.complete += 1;
             let class = (info.status / 100) as usize;
             st.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;

@@ -6,13 +6,14 @@ use std::fmt::Write;
 use hdrhistogram::Histogram;
 
 use crate::bench::result::BenchResult;
+use crate::bench::stats::Latencies;
 
 /// ab's rounding of microseconds to whole milliseconds.
 fn round_ms(us: f64) -> i64 {
     ((us + 500.0) / 1000.0).floor() as i64
 }
 
-fn conn_row(out: &mut String, label: &str, h: &Histogram<u64>) {
+fn conn_row(out: &mut String, prefix: &str, label: &str, h: &Histogram<u64>) {
     let (min, max) = if h.is_empty() {
         (0, 0)
     } else {
@@ -20,12 +21,43 @@ fn conn_row(out: &mut String, label: &str, h: &Histogram<u64>) {
     };
     let _ = writeln!(
         out,
-        "{label:<12}{:5} {:4} {:5.1} {:6} {:7}",
+        "{prefix}{label:<12}{:5} {:4} {:5.1} {:6} {:7}",
         round_ms(min as f64),
         round_ms(h.mean()),
         h.stdev() / 1000.0,
         round_ms(h.value_at_quantile(0.5) as f64),
         round_ms(max as f64)
+    );
+}
+
+/// ab's Connection Times table; `prefix` labels every row (the
+/// uncorrected table of an open-loop run).
+fn connection_times(
+    o: &mut String,
+    prefix: &str,
+    connect: &Histogram<u64>,
+    l: &Latencies,
+    total: &Histogram<u64>,
+) {
+    let pad = " ".repeat(prefix.len());
+    let _ = writeln!(o, "{pad}              min  mean[+/-sd] median   max");
+    conn_row(o, prefix, "Connect:", connect);
+    conn_row(o, prefix, "Processing:", &l.processing);
+    conn_row(o, prefix, "Waiting:", &l.waiting);
+    conn_row(o, prefix, "Total:", total);
+}
+
+/// ab's "served within" lines; `prefix` starts every line of the
+/// uncorrected copy, so a parser anchored on ab's " 50%" never reads it.
+fn percentages(o: &mut String, prefix: &str, h: &Histogram<u64>) {
+    for p in [50, 66, 75, 80, 90, 95, 98, 99] {
+        let v = h.value_at_quantile(p as f64 / 100.0);
+        let _ = writeln!(o, "{prefix} {p:3}%  {:5}", round_ms(v as f64));
+    }
+    let _ = writeln!(
+        o,
+        "{prefix} 100%  {:5} (longest request)",
+        round_ms(h.max() as f64)
     );
 }
 
@@ -115,26 +147,30 @@ pub fn ab_report(r: &BenchResult) -> String {
         );
     }
     let l = &s.latency;
+    // Open loop: ab's labels keep ab's meaning for parsers, with every
+    // latency measured from the scheduled send time (Connect then holds
+    // the time a request waited behind its schedule); the figures from
+    // the actual send follow, labelled, where ab's parsers do not look.
     if !l.total.is_empty() {
         let _ = writeln!(o, "\nConnection Times (ms)");
-        let _ = writeln!(o, "              min  mean[+/-sd] median   max");
-        conn_row(&mut o, "Connect:", &l.connect);
-        conn_row(&mut o, "Processing:", &l.processing);
-        conn_row(&mut o, "Waiting:", &l.waiting);
-        conn_row(&mut o, "Total:", &l.total);
+        connection_times(&mut o, "", l.reported_connect(), l, l.reported());
         let _ = writeln!(
             o,
             "\nPercentage of the requests served within a certain time (ms)"
         );
-        for p in [50, 66, 75, 80, 90, 95, 98, 99] {
-            let v = l.total.value_at_quantile(p as f64 / 100.0);
-            let _ = writeln!(o, " {p:3}%  {:5}", round_ms(v as f64));
+        percentages(&mut o, "", l.reported());
+        if l.open_loop() {
+            let _ = writeln!(
+                o,
+                "\nConnection Times (ms), uncorrected: from the actual send, not the scheduled time"
+            );
+            connection_times(&mut o, "Uncorrected ", &l.connect, l, &l.total);
+            let _ = writeln!(
+                o,
+                "\nPercentage of the requests served within a certain time (ms), uncorrected"
+            );
+            percentages(&mut o, " Uncorrected", &l.total);
         }
-        let _ = writeln!(
-            o,
-            " 100%  {:5} (longest request)",
-            round_ms(l.total.max() as f64)
-        );
     }
     beyond_ab(&mut o, r);
     o
@@ -147,14 +183,37 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
     let l = &s.latency;
     let ms = |us: u64| us as f64 / 1000.0;
     let _ = writeln!(o, "\nBeyond ab (loadlab):");
+    let tail = |h: &Histogram<u64>| {
+        format!(
+            "{:.3} / {:.3} / {:.3}",
+            ms(h.value_at_quantile(0.999)),
+            ms(h.value_at_quantile(0.9999)),
+            ms(h.max())
+        )
+    };
     if !l.total.is_empty() {
         let _ = writeln!(
             o,
-            "  Latency p99.9 / p99.99 / max (ms): {:.3} / {:.3} / {:.3}",
-            ms(l.total.value_at_quantile(0.999)),
-            ms(l.total.value_at_quantile(0.9999)),
-            ms(l.total.max())
+            "  Latency p99.9 / p99.99 / max (ms): {}",
+            tail(l.reported())
         );
+        if l.open_loop() {
+            let _ = writeln!(
+                o,
+                "  Latency p99.9 / p99.99 / max (ms), uncorrected: {}",
+                tail(&l.total)
+            );
+        }
+    }
+    if let (Some(rate), Some(achieved)) = (r.info.rate, r.achieved_rate()) {
+        let _ = writeln!(
+            o,
+            "  Achieved rate: {achieved:.1} req/s of --rate {rate} ({:.0}%)",
+            achieved / rate * 100.0
+        );
+    }
+    if let Some(w) = r.rate_shortfall() {
+        let _ = writeln!(o, "  WARNING: {w}");
     }
     let _ = writeln!(o, "  Timeouts: {}", s.timeouts);
     if r.info.duration_s.is_some() {
@@ -223,7 +282,7 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
 /// ab's `-e` file: the time within which each whole percentage of
 /// requests was served, 0 to 100.
 pub fn percentile_csv(r: &BenchResult) -> String {
-    let h = &r.stats.latency.total;
+    let h = r.stats.latency.reported();
     let mut o = String::from("Percentage served,Time in ms\n");
     for p in 0..=100 {
         let us = if h.is_empty() {

@@ -7,15 +7,22 @@ use crate::bench::stats::Summary;
 pub fn csv_header() -> &'static str {
     "url,method,concurrency,threads,keep_alive,requests,time_taken_s,complete,failed,timeouts,non_2xx,\
      in_flight_at_end,missed,requests_per_second,mean_ms,stdev_ms,min_ms,p50_ms,p90_ms,p99_ms,\
-     p99_9_ms,p99_99_ms,max_ms,total_bytes,html_bytes,transfer_rate_kbps"
+     p99_9_ms,p99_99_ms,max_ms,total_bytes,html_bytes,transfer_rate_kbps,rate,achieved_rate,\
+     uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_max_ms"
 }
 
+/// Latency columns are measured from the scheduled send time in open loop
+/// (`--rate`); the `uncorrected_` columns then give the figures from the
+/// actual send, and are empty in closed loop.
 pub fn csv_row(r: &BenchResult) -> String {
     let s = &r.stats;
-    let l = Summary::of(&s.latency.total);
+    let l = Summary::of(s.latency.reported());
     let url = r.info.url.replace('"', "\"\"");
+    let open = |v: Option<String>| v.unwrap_or_default();
+    let uncorrected = s.latency.open_loop().then(|| Summary::of(&s.latency.total));
+    let u = |f: fn(&Summary) -> f64| open(uncorrected.as_ref().map(|x| format!("{:.3}", f(x))));
     format!(
-        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2}",
+        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2},{},{},{},{},{},{}",
         r.info.method,
         r.info.concurrency,
         r.info.threads,
@@ -40,6 +47,12 @@ pub fn csv_row(r: &BenchResult) -> String {
         l.max,
         s.total_bytes,
         s.html_bytes,
-        r.transfer_rate_kbps()
+        r.transfer_rate_kbps(),
+        open(r.info.rate.map(|x| x.to_string())),
+        open(r.achieved_rate().map(|x| format!("{x:.2}"))),
+        u(|x| x.p50),
+        u(|x| x.p90),
+        u(|x| x.p99),
+        u(|x| x.max)
     )
 }

@@ -278,12 +278,17 @@ fn leads(cells: &[Cell], w: &Words) -> Vec<Finding> {
 }
 
 /// The concurrency after which a line's requests/s no longer rises
-/// beyond its interval (the next mean is within or below it); `None`
-/// when it rises all the way.
+/// beyond its interval: the lowest one that no higher concurrency beats
+/// by more than its interval's top (a dip followed by a clear rise is not
+/// a knee); `None` when it rises all the way.
 fn knee(line: &[Cell]) -> Option<u64> {
-    line.windows(2)
-        .find(|p| p[1].r.rps_mean <= p[0].r.rps_ci().map_or(f64::INFINITY, |c| c.1))
-        .map(|p| p[0].g.key.concurrency)
+    let last = line.len().checked_sub(1)?;
+    (0..last)
+        .find(|&i| {
+            let top = line[i].r.rps_ci().map_or(f64::INFINITY, |c| c.1);
+            line[i + 1..].iter().all(|c| c.r.rps_mean <= top)
+        })
+        .map(|i| line[i].g.key.concurrency)
 }
 
 fn knees(cells: &[Cell], w: &Words) -> Vec<Finding> {

@@ -94,11 +94,15 @@ fn the_knee_is_where_requests_stop_rising_beyond_the_interval() {
     raw.extend(rounds("b", 1, 5_000.0, 50.0, 0.2));
     raw.extend(rounds("b", 10, 9_000.0, 50.0, 0.3));
     raw.extend(rounds("b", 100, 30_000.0, 50.0, 0.4));
+    // A dip at c=10 followed by a clear rise is not where c saturates.
+    raw.extend(rounds("c", 1, 5_000.0, 50.0, 0.2));
+    raw.extend(rounds("c", 10, 4_000.0, 50.0, 0.3));
+    raw.extend(rounds("c", 100, 8_000.0, 50.0, 0.4));
     let f = of(&raw);
     let t = text(&f, Kind::Knee);
     assert_eq!(
         t,
-        "Where requests/s stops rising beyond its interval: a after c=10; b still rises at c=100, the highest measured."
+        "Where requests/s stops rising beyond its interval: a after c=10; b and c still rise at c=100, the highest measured."
     );
 }
 

@@ -235,7 +235,11 @@ impl SummaryRow {
         // No RSS sample means loadlab did not watch the server (url:), so
         // its CPU is unknown, not zero.
         let watched = g.runs.iter().any(|r| r.server_rss_peak_kb > 0);
-        let per_req = |total: f64| (watched && complete > 0).then(|| total / complete as f64);
+        // A watched server that answered cannot have used no CPU at all:
+        // a total of 0 means the figure was not recorded (rows written
+        // before the lab measured it), so it is unknown, not free.
+        let per_req =
+            |total: f64| (watched && complete > 0 && total > 0.0).then(|| total / complete as f64);
         let mut row = SummaryRow {
             runs: g.runs.len(),
             warmup_runs: g.warmup_runs,

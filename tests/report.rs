@@ -772,7 +772,7 @@ fn a_non_2xx_cell_is_flagged_in_every_output_and_intervals_match_a_hand_computat
     let term = loadlab::report::terminal::sweep_table(&inputs);
     let term_row = term
         .lines()
-        .find(|l| l.starts_with("| model:iterative ") && l.contains("| 10 |"))
+        .find(|l| l.starts_with("| model:iterative ") && l.contains(" c=10 |"))
         .expect("terminal row of the 404 cell");
     assert!(term_row.contains("non-2xx"), "{term_row}");
     assert!(

@@ -71,12 +71,24 @@ fn cpus(n: u64) -> String {
 /// others only when they vary; the fixed ones are named in the note.
 pub struct KeyCols {
     v: Varies,
+    /// Terminal style: load as `n=1000`/`t=2s` and concurrency as `c=50`,
+    /// so a line reads on its own in a scrolled terminal.
+    terse: bool,
 }
 
 impl KeyCols {
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a RunConfig>) -> KeyCols {
         KeyCols {
             v: Varies::of(keys),
+            terse: false,
+        }
+    }
+
+    /// The same columns in terminal style.
+    pub fn terse(self) -> KeyCols {
+        KeyCols {
+            terse: true,
+            ..self
         }
     }
 
@@ -116,9 +128,17 @@ impl KeyCols {
             c.push(cpus(k.cpus));
         }
         if self.v.load {
-            c.push(k.load_label());
+            c.push(match (self.terse, k.requests) {
+                (false, _) => k.load_label(),
+                (true, 0) => format!("t={}s", k.duration_s),
+                (true, n) => format!("n={n}"),
+            });
         }
-        c.push(k.concurrency.to_string());
+        c.push(if self.terse {
+            format!("c={}", k.concurrency)
+        } else {
+            k.concurrency.to_string()
+        });
         c
     }
 

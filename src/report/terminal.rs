@@ -14,7 +14,7 @@ use crate::results::raw::RowStatus;
 pub fn sweep_table(inputs: &Inputs) -> String {
     let s = inputs.summary();
     let many = s.experiments.len() > 1;
-    let kc = KeyCols::new(s.groups.iter().map(|g| &g.key));
+    let kc = KeyCols::new(s.groups.iter().map(|g| &g.key)).terse();
     let mut cols: Vec<(&str, Align)> = Vec::new();
     if many {
         cols.push(("experiment", Align::Left));

@@ -15,12 +15,23 @@ pub struct ReportArgs {
     /// `loadlab sweep --out DIR`.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+
+    /// Compare every configuration with this target's (a target label,
+    /// or its name: `nginx`, `event-loop`) instead of sweep.json's
+    /// baseline, or nginx, or the first target.
+    #[arg(long, value_name = "TARGET")]
+    pub baseline: Option<String>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     // A directory that cannot be read is the caller's mistake (exit 2); a
     // file that cannot be written is a failure at run time (exit 1).
-    let inputs = report::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;
+    let mut inputs = report::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(b) = &args.baseline {
+        inputs
+            .set_baseline(b)
+            .map_err(|e| UsageError(e.to_string()))?;
+    }
     let out = report::render(&args.dir, &inputs)?;
     let line = format!(
         "report: {} ({} files written)\n",

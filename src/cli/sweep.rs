@@ -588,11 +588,7 @@ pub fn execute(
     let inputs = crate::report::load(out)?;
     crate::report::render(out, &inputs)?;
     let mut stdout = std::io::stdout().lock();
-    write!(
-        stdout,
-        "{}",
-        crate::report::terminal::sweep_table(&inputs.raw)
-    )?;
+    write!(stdout, "{}", crate::report::terminal::sweep_table(&inputs))?;
     if outcome.interrupted {
         let kept = outcome.rows.iter().filter(|r| r.is_measured()).count();
         say(&format!(

@@ -1,11 +1,14 @@
 //! E1's ab-style tables: one row per (target, concurrency) with ab's
 //! report lines as columns, then ab's connection-times and percentile
 //! tables. Numbers are means over the measured runs of a configuration;
-//! failed and non-2xx are totals, so a failure in any run shows.
+//! failed and non-2xx are totals, so a failure in any run shows. These
+//! keep ab's definitions (its requests/s counts every complete response,
+//! 2xx or not), so they read like ab's report; each row carries the
+//! configuration's status, so a broken cell never looks fine.
 
 use super::num::fixed;
-use super::summary::{Group, SweepSummary};
-use super::sweep_tables::{of_experiment, slug, KeyCols};
+use super::summary::{Group, SummaryRow, SweepSummary};
+use super::sweep_tables::{of_experiment, slug, status_cell, KeyCols};
 use super::table::{Align, Table};
 use crate::results::presets::Preset;
 use crate::results::raw::RawRow;
@@ -23,10 +26,8 @@ pub fn applies(experiment: &str) -> bool {
 /// The three E1 tables of `experiment`, or none when it has no measured
 /// run.
 pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
-    let groups: Vec<&Group> = of_experiment(s, experiment)
-        .into_iter()
-        .map(|(g, _)| g)
-        .collect();
+    let pairs: Vec<(&Group, &SummaryRow)> = of_experiment(s, experiment);
+    let groups: Vec<&Group> = pairs.iter().map(|(g, _)| *g).collect();
     let Some(first) = groups.first() else {
         return Vec::new();
     };
@@ -58,6 +59,7 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
         ("time/request (ms)", Right),
         ("time/request, all (ms)", Right),
         ("transfer rate (KB/s)", Right),
+        ("status", Left),
     ]);
     let id = |what: &str| format!("{}-{what}", slug(experiment));
     let mut main = Table::new(
@@ -65,8 +67,10 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
         &format!("{experiment}: ab report per server and concurrency"),
         &cols,
     );
-    main.note = note("Means over the runs of each row; failed and non-2xx are totals.");
-    for g in &groups {
+    main.note = note(
+        "ab's figures, with ab's definitions: requests/s counts every complete response, 2xx or not (the summary's requests/s counts 2xx/3xx only). Means over the runs of each row; failed and non-2xx are totals.",
+    );
+    for (g, r) in &pairs {
         let mut c = kc.cells(&g.key);
         c.extend([
             g.runs.len().to_string(),
@@ -80,6 +84,7 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
             fixed(mean(g, |r| r.time_per_request_ms), 3),
             fixed(mean(g, |r| r.time_per_request_all_ms), 3),
             fixed(mean(g, |r| r.transfer_kbps), 2),
+            status_cell(r),
         ]);
         main.push(c);
     }
@@ -92,6 +97,7 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
         ("[+/-sd]", Right),
         ("median", Right),
         ("max", Right),
+        ("status", Left),
     ]);
     let mut conn = Table::new(
         &id("connection-times"),
@@ -142,11 +148,12 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
             ],
         ),
     ];
-    for g in &groups {
+    for (g, r) in &pairs {
         for (name, fields) in &phases {
             let mut c = kc.cells(&g.key);
             c.push((*name).into());
             c.extend(fields.iter().map(|f| fixed(mean(g, *f), 3)));
+            c.push(status_cell(r));
             conn.push(c);
         }
     }
@@ -165,15 +172,17 @@ pub fn tables(s: &SweepSummary, experiment: &str) -> Vec<Table> {
     ];
     let mut cols = kc.headers();
     cols.extend(pct.iter().map(|(n, _)| (*n, Right)));
+    cols.push(("status", Left));
     let mut pcts = Table::new(
         &id("percentiles"),
         &format!("{experiment}: percentage of requests served within a time (ms)"),
         &cols,
     );
     pcts.note = note("ab's percentile table.");
-    for g in &groups {
+    for (g, r) in &pairs {
         let mut c = kc.cells(&g.key);
         c.extend(pct.iter().map(|(_, f)| fixed(mean(g, *f), 3)));
+        c.push(status_cell(r));
         pcts.push(c);
     }
 

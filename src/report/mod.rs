@@ -1,11 +1,13 @@
 //! Everything derived from a results directory's raw.csv: the summary
 //! (CSV, JSON, Markdown), the SVG charts and the self-contained
-//! index.html. Rendering is a pure function of raw.csv and machine.json,
-//! so `loadlab report DIR` gives byte-identical files however often it
-//! runs.
+//! index.html. Rendering is a pure function of raw.csv, machine.json and
+//! sweep.json, so `loadlab report DIR` gives byte-identical files however
+//! often it runs.
 
+pub mod baseline;
 pub mod charts;
 pub mod e1;
+pub mod findings;
 pub mod num;
 pub mod page;
 pub mod plot;
@@ -21,6 +23,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
+use crate::results::sweep_info::{SweepInfo, SWEEP_JSON};
+use findings::Finding;
 use summary::{FailedRun, SummaryRow, SweepSummary};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
@@ -31,7 +35,11 @@ pub const CHARTS_DIR: &str = "charts";
 /// Names the shape of summary.json; bumped when a field changes meaning.
 /// 2: configurations are also told apart by load (`requests`,
 /// `duration_s`), and `skipped_targets` lists targets left out.
-pub const SUMMARY_SCHEMA: &str = "loadlab-summary/2";
+/// 3: throughput is answered 2xx/3xx per second (`rps_mean`) with its
+/// interval, each configuration has a `status`, a paired ratio to the
+/// baseline, server CPU and context switches per request, and the file
+/// carries the `baselines` and the `findings`.
+pub const SUMMARY_SCHEMA: &str = "loadlab-summary/3";
 
 /// What a results directory holds to render from.
 #[derive(Debug, Clone)]
@@ -39,6 +47,38 @@ pub struct Inputs {
     pub raw: Vec<RawRow>,
     /// `None` when machine.json is absent: the report says so.
     pub machine: Option<Machine>,
+    /// `None` when sweep.json is absent (a sweep before it was written).
+    pub info: Option<SweepInfo>,
+    /// `loadlab report --baseline TARGET`: overrides sweep.json's.
+    pub baseline: Option<String>,
+}
+
+impl Inputs {
+    /// The target asked for as baseline: the override, else sweep.json's.
+    pub fn wanted_baseline(&self) -> Option<&str> {
+        self.baseline
+            .as_deref()
+            .or(self.info.as_ref().and_then(|i| i.baseline.as_deref()))
+    }
+
+    /// Sets the baseline override after checking it names a measured
+    /// target; the error says which targets there are.
+    pub fn set_baseline(&mut self, wanted: &str) -> Result<(), InputError> {
+        let s = summary::summarize(&self.raw);
+        let t = baseline::resolve(&s.targets(), wanted).map_err(InputError::Unreadable)?;
+        self.baseline = Some(t);
+        Ok(())
+    }
+
+    /// The summary, compared against the wanted baseline.
+    pub fn summary(&self) -> SweepSummary {
+        summary::summarize_against(&self.raw, self.wanted_baseline())
+    }
+
+    /// The findings of `s` (this directory's summary), as sentences.
+    pub fn findings(&self, s: &SweepSummary) -> Vec<Finding> {
+        findings::findings(s, self.info.as_ref(), self.machine.as_ref())
+    }
 }
 
 /// The directory cannot be rendered: it is the caller's input that is
@@ -63,7 +103,22 @@ pub struct RenderedFiles {
     pub summary_md: String,
 }
 
-/// Reads raw.csv and machine.json from `dir`.
+/// Reads a JSON file of `dir` that may be absent.
+fn optional_json<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Option<T>, InputError> {
+    let path = dir.join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| InputError::Unreadable(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(InputError::Unreadable(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Reads raw.csv, machine.json and sweep.json from `dir`.
 pub fn load(dir: &Path) -> Result<Inputs, InputError> {
     if !dir.is_dir() {
         return Err(InputError::NotADirectory(dir.to_path_buf()));
@@ -73,16 +128,12 @@ pub fn load(dir: &Path) -> Result<Inputs, InputError> {
     }
     let raw = raw::read(dir)
         .map_err(|e| InputError::Unreadable(format!("{}: {e}", dir.join(RAW_CSV).display())))?;
-    let mpath = dir.join(MACHINE_JSON);
-    let machine = match std::fs::read_to_string(&mpath) {
-        Ok(text) => Some(
-            serde_json::from_str(&text)
-                .map_err(|e| InputError::Unreadable(format!("{}: {e}", mpath.display())))?,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(InputError::Unreadable(format!("{}: {e}", mpath.display()))),
-    };
-    Ok(Inputs { raw, machine })
+    Ok(Inputs {
+        raw,
+        machine: optional_json(dir, MACHINE_JSON)?,
+        info: optional_json(dir, SWEEP_JSON)?,
+        baseline: None,
+    })
 }
 
 /// Reads `dir` and writes every derived file into it. The sweep calls
@@ -96,15 +147,25 @@ pub fn render_dir(dir: &Path) -> anyhow::Result<RenderedFiles> {
 struct SummaryJson<'a> {
     schema: &'static str,
     machine: Option<&'a Machine>,
+    /// Each experiment's baseline target.
+    baselines: Vec<Baseline<'a>>,
+    findings: &'a [Finding],
     configurations: &'a [SummaryRow],
     failed_runs: &'a [FailedRun],
     skipped_targets: &'a [FailedRun],
 }
 
+#[derive(Serialize)]
+struct Baseline<'a> {
+    experiment: &'a str,
+    target: &'a str,
+}
+
 /// Writes summary.csv, summary.json, summary.md, charts/*.svg and
 /// index.html into `dir` from `inputs`.
 pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
-    let s: SweepSummary = summary::summarize(&inputs.raw);
+    let s: SweepSummary = inputs.summary();
+    let found = inputs.findings(&s);
     let charts = charts::all(&s)?;
     let m = inputs.machine.as_ref();
     let mut files = Vec::new();
@@ -115,6 +176,12 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     let json = SummaryJson {
         schema: SUMMARY_SCHEMA,
         machine: m,
+        baselines: s
+            .baselines
+            .iter()
+            .map(|(experiment, target)| Baseline { experiment, target })
+            .collect(),
+        findings: &found,
         configurations: &s.rows,
         failed_runs: &s.failed,
         skipped_targets: &s.skipped,

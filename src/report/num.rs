@@ -25,6 +25,19 @@ pub fn mean_sd(mean: f64, sd: f64, runs: usize, decimals: usize) -> String {
     }
 }
 
+/// `mean ± half-width` of a 95 % interval given by its ends, or
+/// `mean (1 run)` when there was no spread to measure.
+pub fn mean_ci(mean: f64, ci: Option<(f64, f64)>, decimals: usize) -> String {
+    match ci {
+        Some((_, high)) => format!(
+            "{} ± {}",
+            fixed(mean, decimals),
+            fixed(high - mean, decimals)
+        ),
+        None => format!("{} (1 run)", fixed(mean, decimals)),
+    }
+}
+
 /// Kibibytes as mebibytes with one decimal (RSS is read from /proc in kB).
 pub fn mib(kb: f64) -> String {
     fixed(kb / 1024.0, 1)
@@ -66,6 +79,8 @@ mod tests {
         assert_eq!(fixed(f64::NAN, 2), "n/a");
         assert_eq!(mean_sd(10.0, 1.0, 1, 1), "10.0");
         assert_eq!(mean_sd(10.0, 1.0, 3, 1), "10.0 ± 1.0");
+        assert_eq!(mean_ci(100.0, Some((90.0, 110.0)), 0), "100 ± 10");
+        assert_eq!(mean_ci(100.0, None, 1), "100.0 (1 run)");
         assert_eq!(tick(100.0), "100");
         assert_eq!(tick(2.5), "2.5");
         assert_eq!(tick(0.125), "0.125");

@@ -94,6 +94,23 @@ impl Interval {
         self.low() <= x && x <= self.high()
     }
 
+    /// The interval's ends, or `None` with fewer than two values: one run
+    /// says nothing about its spread, and ±inf is not a number to write.
+    pub fn ci95(&self) -> Option<(f64, f64)> {
+        (self.n > 1).then(|| (self.low(), self.high()))
+    }
+
+    /// The coefficient of variation when there is a spread to measure
+    /// (two values or more).
+    pub fn known_cv(&self) -> Option<f64> {
+        (self.n > 1).then(|| self.cv())
+    }
+
+    /// The interval holds 1: as a ratio, no clear difference.
+    pub fn holds_one(&self) -> bool {
+        self.contains(1.0)
+    }
+
     /// The two intervals do not overlap.
     pub fn clearly_apart(&self, other: &Interval) -> bool {
         self.high() < other.low() || other.high() < self.low()
@@ -134,6 +151,12 @@ mod tests {
         assert!(!Interval::of(&[5.0]).noisy());
         assert_eq!(Interval::of(&[]).n, 0);
         assert_eq!(t95(1000), 1.96);
+        assert_eq!(Interval::of(&[5.0]).ci95(), None);
+        assert_eq!(Interval::of(&[5.0]).known_cv(), None);
+        let (lo, hi) = i.ci95().expect("three values");
+        assert!((lo - (12.0 - i.half)).abs() < 1e-12 && (hi - (12.0 + i.half)).abs() < 1e-12);
+        assert!(Interval::of(&[0.9, 1.1]).holds_one());
+        assert!(!Interval::of(&[1.2, 1.3, 1.25]).holds_one());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The report's tables, built from the summary: machine, one summary table
-//! per experiment, repeat windows (E4), and the failed runs. The same
-//! tables go to summary.md and index.html.
+//! per experiment, repeat windows (E4), and the failed runs; and the cells
+//! every table shares (requests/s with its interval, the ratio to the
+//! baseline, the status). The same tables go to summary.md and index.html.
 
-use super::num::{fixed, mean_sd, mib};
+use super::num::{fixed, mean_ci, mean_sd, mib};
 use super::summary::{self, FailedRun, Group, SummaryRow, SweepSummary, Varies, WINDOWS};
 use super::table::{Align, Table};
 use crate::results::config::RunConfig;
@@ -70,12 +71,24 @@ fn cpus(n: u64) -> String {
 /// others only when they vary; the fixed ones are named in the note.
 pub struct KeyCols {
     v: Varies,
+    /// Terminal style: load as `n=1000`/`t=2s` and concurrency as `c=50`,
+    /// so a line reads on its own in a scrolled terminal.
+    terse: bool,
 }
 
 impl KeyCols {
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a RunConfig>) -> KeyCols {
         KeyCols {
             v: Varies::of(keys),
+            terse: false,
+        }
+    }
+
+    /// The same columns in terminal style.
+    pub fn terse(self) -> KeyCols {
+        KeyCols {
+            terse: true,
+            ..self
         }
     }
 
@@ -115,9 +128,17 @@ impl KeyCols {
             c.push(cpus(k.cpus));
         }
         if self.v.load {
-            c.push(k.load_label());
+            c.push(match (self.terse, k.requests) {
+                (false, _) => k.load_label(),
+                (true, 0) => format!("t={}s", k.duration_s),
+                (true, n) => format!("n={n}"),
+            });
         }
-        c.push(k.concurrency.to_string());
+        c.push(if self.terse {
+            format!("c={}", k.concurrency)
+        } else {
+            k.concurrency.to_string()
+        });
         c
     }
 
@@ -157,24 +178,83 @@ pub fn of_experiment<'a>(
         .collect()
 }
 
-/// One row per configuration of `experiment`: mean ± sd over repeats.
+/// Answered requests/s: `mean ± half-width` of the 95 % interval, or
+/// `mean (1 run)`.
+pub fn rps_cell(r: &SummaryRow) -> String {
+    mean_ci(r.rps_mean, r.rps_ci(), 0)
+}
+
+/// The paired ratio to the baseline: `1.23 ± 0.04`, with "no clear
+/// difference" when its interval holds 1; "baseline" on the baseline's
+/// own rows, "–" when no round was measured by both.
+pub fn ratio_cell(r: &SummaryRow) -> String {
+    if r.is_baseline() {
+        return "baseline".into();
+    }
+    match r.ratio() {
+        None => "–".into(),
+        Some((m, ends)) => {
+            let text = mean_ci(m, ends, 2);
+            match ends {
+                Some((lo, hi)) if lo <= 1.0 && 1.0 <= hi => {
+                    format!("{text} (no clear difference)")
+                }
+                _ => text,
+            }
+        }
+    }
+}
+
+/// Every status that applies ("ok" when none), and "CPU rough" for a
+/// cell with a run shorter than 100 ms.
+pub fn status_cell(r: &SummaryRow) -> String {
+    let mut words: Vec<&str> = r.flags().iter().map(|f| f.word()).collect();
+    if words.is_empty() {
+        words.push("ok");
+    }
+    if r.cpu_rough {
+        words.push("CPU rough");
+    }
+    words.join(", ")
+}
+
+/// A per-request figure with `decimals`, "n/a" when unknown (the server
+/// was not watched).
+pub fn per_request(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "n/a".into(), |v| fixed(v, decimals))
+}
+
+/// The header of the ratio column: against which target.
+pub fn ratio_header(s: &SweepSummary, experiment: &str) -> String {
+    format!("vs {}", s.baseline_of(experiment).unwrap_or("baseline"))
+}
+
+/// What the statistics columns mean, for a table's note.
+pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, noisy), else ok; CPU rough: a run shorter than 100 ms.";
+
+/// One row per configuration of `experiment`: requests/s with its
+/// interval, the ratio to the baseline, latencies (mean ± sd), failures,
+/// server cost per request and the status.
 pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
     let pairs = of_experiment(s, experiment);
     let first = &pairs.first()?.0.key;
     let kc = KeyCols::new(pairs.iter().map(|(g, _)| &g.key));
+    let vs = ratio_header(s, experiment);
     let mut cols = kc.headers();
     cols.extend([
         ("runs", Right),
         ("requests/s", Right),
-        ("time/request (ms)", Right),
-        ("time/request, all (ms)", Right),
+        (vs.as_str(), Right),
         ("p50 (ms)", Right),
         ("p99 (ms)", Right),
         ("failed", Right),
         ("non-2xx", Right),
+        ("server CPU µs/req", Right),
+        ("ctx switches/req", Right),
         ("server CPU %", Right),
         ("server RSS (MiB)", Right),
-        ("client CPU %", Right),
+        ("busiest client thread %", Right),
+        ("status", Left),
     ]);
     let mut t = Table::new(
         &format!("summary-{}", slug(experiment)),
@@ -183,7 +263,7 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
     );
     let fixed_dims = kc.fixed_note(first);
     t.note = Some(format!(
-        "Mean ± sd over the measured runs (warm-up and failed runs left out); failed and non-2xx are totals.{}{}",
+        "{STATS_NOTE} Latencies: mean ± sd over the measured runs (warm-up and failed runs left out); failed and non-2xx are totals.{}{}",
         if fixed_dims.is_empty() { "" } else { " Fixed: " },
         fixed_dims
     ));
@@ -195,18 +275,14 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
         let mut c = kc.cells(&g.key);
         c.extend([
             n.to_string(),
-            mean_sd(r.requests_per_second_mean, r.requests_per_second_sd, n, 1),
-            mean_sd(r.time_per_request_ms_mean, r.time_per_request_ms_sd, n, 3),
-            mean_sd(
-                r.time_per_request_all_ms_mean,
-                r.time_per_request_all_ms_sd,
-                n,
-                3,
-            ),
+            rps_cell(r),
+            ratio_cell(r),
             mean_sd(r.p50_ms_mean, r.p50_ms_sd, n, 3),
             mean_sd(r.p99_ms_mean, r.p99_ms_sd, n, 3),
             r.failed.to_string(),
             r.non_2xx.to_string(),
+            per_request(r.server_cpu_us_per_req, 1),
+            per_request(r.server_ctx_switches_per_req, 2),
             if watched {
                 mean_sd(r.server_cpu_pct_mean, r.server_cpu_pct_sd, n, 1)
             } else {
@@ -217,7 +293,8 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
             } else {
                 "n/a".into()
             },
-            fixed(r.client_cpu_pct_mean, 1),
+            fixed(r.client_cpu_pct, 1),
+            status_cell(r),
         ]);
         t.push(c);
     }
@@ -246,6 +323,7 @@ pub fn windows(s: &SweepSummary, experiment: &str) -> Option<Table> {
     let mut cols = kc.headers();
     cols.extend(run_names.iter().map(|n| (n.as_str(), Right)));
     cols.extend(win_names.iter().map(|n| (n.as_str(), Right)));
+    cols.push(("status", Left));
     let mut t = Table::new(
         &format!("windows-{}", slug(experiment)),
         &format!("{experiment}: time per request (ms) by run, and windows"),
@@ -279,6 +357,7 @@ pub fn windows(s: &SweepSummary, experiment: &str) -> Option<Table> {
         for w in [r.window_1_3_ms, r.window_2_4_ms, r.window_3_5_ms] {
             c.push(w.map_or_else(|| "–".into(), |v| fixed(v, 3)));
         }
+        c.push(status_cell(r));
         t.push(c);
     }
     Some(t)

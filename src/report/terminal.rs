@@ -1,100 +1,73 @@
-//! What a sweep prints on the terminal when it ends: requests/s per
-//! configuration and concurrency, through the one table writer, and the
-//! runs that could not be made.
+//! What a sweep prints on the terminal when it ends: one line per
+//! configuration with its requests/s and interval, the ratio to the
+//! baseline, the server's cost per request and the status, through the
+//! one table writer; then the runs that could not be made, and the
+//! findings.
 
+use super::sweep_tables::{per_request, ratio_cell, rps_cell, status_cell, KeyCols};
 use super::table::{Align, Table};
-use crate::results::config::RunConfig;
-use crate::results::raw::{RawRow, RowStatus};
+use super::Inputs;
+use crate::results::raw::RowStatus;
 
-/// What sets one line of the table apart from another: its
-/// configuration, with concurrency left out (that is the column).
-fn line_key(r: &RawRow) -> RunConfig {
-    RunConfig {
-        concurrency: 0,
-        ..RunConfig::of(r)
+/// The sweep's table, failed and skipped runs, and findings, from what a
+/// results directory holds (earlier runs of a resumed sweep too).
+pub fn sweep_table(inputs: &Inputs) -> String {
+    let s = inputs.summary();
+    let many = s.experiments.len() > 1;
+    let kc = KeyCols::new(s.groups.iter().map(|g| &g.key)).terse();
+    let mut cols: Vec<(&str, Align)> = Vec::new();
+    if many {
+        cols.push(("experiment", Align::Left));
     }
-}
-
-/// The load column: "n=1000" or "t=2s".
-fn load(k: &RunConfig) -> String {
-    if k.requests > 0 {
-        format!("n={}", k.requests)
-    } else {
-        format!("t={}s", k.duration_s)
-    }
-}
-
-/// A column naming one configuration field.
-type KeyColumn = (&'static str, fn(&RunConfig) -> String);
-
-/// The key columns: target, path and keep-alive always; experiment,
-/// workers, cpus and load only when they vary among `keys`.
-fn key_columns(keys: &[RunConfig]) -> Vec<KeyColumn> {
-    let varies = |f: fn(&RunConfig) -> String| keys.iter().any(|k| f(k) != f(&keys[0]));
-    let cpus = |k: &RunConfig| match k.cpus {
-        0 => "all".to_string(),
-        n => n.to_string(),
-    };
-    let always: [KeyColumn; 3] = [
-        ("target", |k| k.target.clone()),
-        ("path", |k| k.path.clone()),
-        ("ka", |k| if k.keepalive { "on" } else { "off" }.into()),
-    ];
-    let experiment: KeyColumn = ("experiment", |k| k.experiment.clone());
-    let optional: [KeyColumn; 3] = [
-        ("workers", |k| k.workers.to_string()),
-        ("cpus", cpus),
-        ("load", load),
-    ];
-    let mut cols: Vec<KeyColumn> = Vec::new();
-    cols.extend([experiment].into_iter().filter(|c| varies(c.1)));
-    cols.extend(always);
-    cols.extend(optional.into_iter().filter(|c| varies(c.1)));
-    cols
-}
-
-/// Requests/s per configuration (lines) and concurrency (columns), mean
-/// over measured repeats; failed requests in brackets, runs that could not
-/// be made listed below.
-pub fn sweep_table(rows: &[RawRow]) -> String {
-    let runs: Vec<&RawRow> = rows
-        .iter()
-        .filter(|r| !r.warmup && !r.is_skip() && r.concurrency > 0)
-        .collect();
-    let mut cs: Vec<u64> = runs.iter().map(|r| r.concurrency).collect();
-    cs.sort_unstable();
-    cs.dedup();
-    let mut keys: Vec<RunConfig> = Vec::new();
-    for r in &runs {
-        let k = line_key(r);
-        if !keys.contains(&k) {
-            keys.push(k);
+    cols.extend(kc.headers());
+    cols.extend([
+        ("requests/s", Align::Right),
+        ("vs baseline", Align::Right),
+        ("CPU µs/req", Align::Right),
+        ("ctx sw/req", Align::Right),
+        ("status", Align::Left),
+    ]);
+    let mut table = Table::new("sweep", "", &cols);
+    for (g, r) in s.groups.iter().zip(&s.rows) {
+        let mut line = Vec::new();
+        if many {
+            line.push(g.key.experiment.clone());
         }
-    }
-    let cols = key_columns(&keys);
-    let mut headers: Vec<(String, Align)> = cols
-        .iter()
-        .map(|(n, _)| (n.to_string(), Align::Left))
-        .collect();
-    headers.extend(cs.iter().map(|c| (format!("c={c}"), Align::Right)));
-    let headers: Vec<(&str, Align)> = headers.iter().map(|(n, a)| (n.as_str(), *a)).collect();
-    let mut table = Table::new("sweep", "", &headers);
-    for k in &keys {
-        let mut line: Vec<String> = cols.iter().map(|(_, f)| f(k)).collect();
-        for &c in &cs {
-            let at: Vec<&RawRow> = runs
-                .iter()
-                .copied()
-                .filter(|r| r.concurrency == c && line_key(r) == *k)
-                .collect();
-            line.push(rps_cell(&at));
-        }
+        line.extend(kc.cells(&g.key));
+        line.extend([
+            rps_cell(r),
+            ratio_cell(r),
+            per_request(r.server_cpu_us_per_req, 1),
+            per_request(r.server_ctx_switches_per_req, 2),
+            status_cell(r),
+        ]);
         table.push(line);
     }
-    let mut o =
-        String::from("\nRequests per second (mean over repeats; failed requests in brackets)\n\n");
-    o.push_str(&table.to_terminal());
-    for r in rows {
+    let bases: Vec<String> = s
+        .baselines
+        .iter()
+        .map(|(e, t)| {
+            if many {
+                format!("{t} in {e}")
+            } else {
+                t.clone()
+            }
+        })
+        .collect();
+    let mut o = String::from(
+        "\nRequests per second answered with 2xx/3xx: mean ± 95 % half-width over the repeats (Student's t)\n",
+    );
+    if !bases.is_empty() {
+        o.push_str(&format!(
+            "vs baseline: paired per-round ratio to {}\n",
+            bases.join(", ")
+        ));
+    }
+    o.push('\n');
+    if !table.rows.is_empty() {
+        o.push_str(&table.to_terminal());
+    }
+    for r in &inputs.raw {
         let (what, text) = match r.status() {
             RowStatus::Measured => continue,
             RowStatus::Failed(why) => ("error", why),
@@ -107,22 +80,12 @@ pub fn sweep_table(rows: &[RawRow]) -> String {
         };
         o.push_str(&format!("{what}: {}{at}: {text}\n", r.target));
     }
+    let found = inputs.findings(&s);
+    if !found.is_empty() {
+        o.push_str("\nFindings\n");
+        for f in &found {
+            o.push_str(&format!("- {}\n", f.text));
+        }
+    }
     o
-}
-
-/// One cell: the mean requests/s of the runs that were made, with their
-/// failed requests in brackets; "error" when every run failed, "-" when
-/// there was none.
-fn rps_cell(at: &[&RawRow]) -> String {
-    let ok: Vec<&&RawRow> = at.iter().filter(|r| r.is_measured()).collect();
-    if ok.is_empty() {
-        return if at.is_empty() { "-" } else { "error" }.to_string();
-    }
-    let rps = ok.iter().map(|r| r.requests_per_second).sum::<f64>() / ok.len() as f64;
-    let failed: u64 = ok.iter().map(|r| r.failed).sum();
-    if failed > 0 {
-        format!("{rps:.0} [{failed}]")
-    } else {
-        format!("{rps:.0}")
-    }
 }

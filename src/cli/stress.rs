@@ -241,7 +241,9 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let progress = StressProgress::new();
     let report = stress::run(&cfg, &mut |e| progress.event(e))?;
     progress.0.finish_and_clear();
-    let files = report::stress::write_files(&out_dir, &report)?;
+    let mut files = report::stress::write_files(&out_dir, &report)?;
+    let page = report::stress_page::StressInputs::of(&report);
+    files.push(report::stress_page::render(&out_dir, &page)?);
     let mut out = std::io::stdout().lock();
     out.write_all(report::stress::terminal_table(&report.rows).as_bytes())?;
     writeln!(

@@ -6,11 +6,15 @@
 
 pub mod charts;
 pub mod e1;
+pub mod explain;
 pub mod num;
 pub mod page;
 pub mod plot;
 pub mod stats;
 pub mod stress;
+pub mod stress_charts;
+pub mod stress_findings;
+pub mod stress_page;
 pub mod summary;
 pub mod sweep_tables;
 pub mod table;
@@ -21,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
+use crate::results::sweep_info::{SweepInfo, SWEEP_JSON};
 use summary::{FailedRun, SummaryRow, SweepSummary};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
@@ -123,7 +128,11 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     text.push('\n');
     files.push(write(dir, SUMMARY_JSON, text.as_bytes())?);
 
-    let md = page::markdown(&inputs.raw, m, &s, &charts);
+    // Findings are wired in from the findings module at merge; until then
+    // the section says there are none.
+    let findings: &[String] = &[];
+    let command = sweep_command(dir);
+    let md = page::markdown(&inputs.raw, m, &s, &charts, findings, command.as_deref());
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);
 
     let cdir = dir.join(CHARTS_DIR);
@@ -134,7 +143,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     }
     remove_stale_charts(&cdir, &charts)?;
 
-    let html = page::html(&inputs.raw, m, &s, &charts);
+    let html = page::html(&inputs.raw, m, &s, &charts, findings, command.as_deref());
     let index_html = write(dir, INDEX_HTML, html.as_bytes())?;
     files.push(index_html.clone());
 
@@ -143,6 +152,15 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         index_html,
         summary_md: md,
     })
+}
+
+/// The command that reproduces the sweep, from sweep.json when the sweep
+/// wrote one. A sweep.json that cannot be read leaves the command out
+/// rather than the report.
+fn sweep_command(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(SWEEP_JSON)).ok()?;
+    let info: SweepInfo = serde_json::from_str(&text).ok()?;
+    Some(info.command).filter(|c| !c.is_empty())
 }
 
 /// summary.csv: one line per configuration under the header. With no
@@ -170,7 +188,7 @@ fn summary_csv(rows: &[SummaryRow]) -> anyhow::Result<Vec<u8>> {
 
 /// Writes through a temporary file and a rename, so a browser reloading
 /// the report while a sweep re-renders it never reads half a file.
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let path = dir.join(name);
     let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, bytes)

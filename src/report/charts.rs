@@ -4,6 +4,7 @@
 //! (split by workers, cpus or load when those vary). Each target keeps one
 //! colour in every chart of the page. Drawing is left to `plot`.
 
+use super::axis::{wants_log_x, wants_log_y};
 use super::plot::{self, ChartSpec, Panel, Point, Series};
 use super::stats::Interval;
 use super::summary::{Group, SweepSummary, Varies};
@@ -353,9 +354,9 @@ fn spec(
             .flat_map(|p| p.series.iter())
             .flat_map(|s| s.points.iter())
     };
-    let log_x = x == XDim::Concurrency && plot::spans(all().map(|p| p.x), 10.0);
+    let log_x = x == XDim::Concurrency && wants_log_x(all().map(|p| p.x));
     let ys: Vec<f64> = all().filter_map(|p| p.y).collect();
-    let log_y = ys.iter().all(|y| *y > 0.0) && plot::spans(ys.iter().copied(), 10.0 + 1e-9);
+    let log_y = wants_log_y(&ys);
     let scale = |label: &str, log: bool| {
         if log {
             format!("{label} (log scale)")

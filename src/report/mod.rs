@@ -4,6 +4,7 @@
 //! so `loadlab report DIR` gives byte-identical files however often it
 //! runs.
 
+pub mod axis;
 pub mod charts;
 pub mod e1;
 pub mod explain;

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::num::tick;
+use super::axis::{axis_tick, Axis};
 use super::table::esc;
 
 /// One measured (or failed) cell.
@@ -92,170 +92,11 @@ pub fn text_width(s: &str, px: f64) -> f64 {
     s.chars().count() as f64 * px * 0.62
 }
 
-/// Whether values in `v` span at least `ratio` (all positive): where a
-/// log axis shows small and large values alike.
-pub fn spans(v: impl IntoIterator<Item = f64>, ratio: f64) -> bool {
-    let (lo, hi) = bounds(v);
-    lo > 0.0 && hi / lo >= ratio
-}
-
-fn bounds(v: impl IntoIterator<Item = f64>) -> (f64, f64) {
-    v.into_iter()
-        .filter(|x| x.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
-            (lo.min(x), hi.max(x))
-        })
-}
-
-/// An axis: value range, log or linear, and where its ticks go.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    ticks: Vec<f64>,
-}
-
-impl Axis {
-    /// Position of `v` in 0..=1 along the axis.
-    fn frac(&self, v: f64) -> f64 {
-        if self.log {
-            let v = v.max(self.lo);
-            (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
-        } else {
-            (v - self.lo) / (self.hi - self.lo)
-        }
-    }
-
-    fn x(spec: &ChartSpec) -> Axis {
-        let xs = points(spec).map(|p| p.x);
-        let (lo, hi) = bounds(xs);
-        let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-        if spec.log_x && lo > 0.0 {
-            let (lo, hi) = (lo / 1.5, hi * 1.5);
-            // Decades, plus the measured values themselves when there are
-            // few (clients 1, 4, 16): the reader sees where the cells are.
-            let mut ticks = decades(lo, hi);
-            let mut data: Vec<f64> = points(spec).map(|p| p.x).collect();
-            data.sort_by(f64::total_cmp);
-            data.dedup();
-            if data.len() <= 8 {
-                ticks.extend(data);
-                ticks.sort_by(f64::total_cmp);
-                ticks.dedup();
-            }
-            return Axis {
-                lo,
-                hi,
-                log: true,
-                ticks,
-            };
-        }
-        // One x value (E3's single concurrency) gets room on both sides.
-        let pad = if hi > lo {
-            (hi - lo) * 0.06
-        } else {
-            (lo.abs() * 0.5).max(1.0)
-        };
-        let (lo, hi) = (lo - pad, hi + pad);
-        let mut step = nice_step((hi - lo) / 6.0);
-        if spec.integer_x {
-            step = step.max(1.0);
-        }
-        Axis {
-            lo,
-            hi,
-            log: false,
-            ticks: linear_ticks(lo, hi, step),
-        }
-    }
-
-    fn y(spec: &ChartSpec) -> Axis {
-        let ys = points(spec).flat_map(|p| {
-            let (a, b) = p.ci.unwrap_or((f64::NAN, f64::NAN));
-            [p.y.unwrap_or(f64::NAN), a, b]
-        });
-        let (_, hi) = bounds(ys);
-        let hi = if hi.is_finite() { hi } else { 1.0 };
-        if spec.log_y {
-            // Only the points decide a log axis' floor: an interval that
-            // reaches below zero is cut at the floor.
-            let (plo, _) = bounds(points(spec).filter_map(|p| p.y).filter(|y| *y > 0.0));
-            let floor = if plo.is_finite() { plo } else { 1.0 };
-            let lo = 10f64.powf(floor.log10().floor());
-            let hi = 10f64.powf(hi.max(floor).log10().ceil());
-            let hi = if hi > lo { hi } else { lo * 10.0 };
-            return Axis {
-                lo,
-                hi,
-                log: true,
-                ticks: decades(lo, hi),
-            };
-        }
-        // From zero, so heights compare.
-        let top = if hi > 0.0 { hi * 1.08 } else { 1.0 };
-        let step = nice_step(top / 5.0);
-        let top = (top / step).ceil() * step;
-        Axis {
-            lo: 0.0,
-            hi: top,
-            log: false,
-            ticks: linear_ticks(0.0, top, step),
-        }
-    }
-}
-
 fn points(spec: &ChartSpec) -> impl Iterator<Item = &Point> {
     spec.panels
         .iter()
         .flat_map(|p| p.series.iter())
         .flat_map(|s| s.points.iter())
-}
-
-/// Powers of ten from `lo` to `hi`: the labelled ticks of a log axis.
-fn decades(lo: f64, hi: f64) -> Vec<f64> {
-    let mut t = Vec::new();
-    let mut e = lo.log10().ceil() as i32;
-    while 10f64.powi(e) <= hi * (1.0 + 1e-9) {
-        t.push(10f64.powi(e));
-        e += 1;
-    }
-    t
-}
-
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    if !(raw.is_finite() && raw > 0.0) {
-        return 1.0;
-    }
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= raw * (1.0 - 1e-9))
-        .unwrap_or(10.0 * p)
-}
-
-fn linear_ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
-    let mut t = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi + step * 1e-9 && t.len() < 50 {
-        // Snap away float residue (0.30000000000000004).
-        t.push((v / step).round() * step);
-        v += step;
-    }
-    t
-}
-
-/// A tick label: `1`, `10`, `100`, `2.5`, `20k`, `1.5M`.
-pub fn axis_tick(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e6 {
-        format!("{}M", tick(v / 1e6))
-    } else if a >= 1e4 {
-        format!("{}k", tick(v / 1e3))
-    } else {
-        tick(v)
-    }
 }
 
 /// The legend's entries: one per distinct line across the panels, in
@@ -333,7 +174,14 @@ fn layout(spec: &ChartSpec) -> Layout {
 /// The chart as an SVG document.
 pub fn svg(spec: &ChartSpec) -> String {
     let l = layout(spec);
-    let (xa, ya) = (Axis::x(spec), Axis::y(spec));
+    let xs: Vec<f64> = points(spec).map(|p| p.x).collect();
+    let ys: Vec<f64> = points(spec).filter_map(|p| p.y).collect();
+    let extents: Vec<f64> = points(spec)
+        .filter_map(|p| p.ci)
+        .flat_map(|(a, b)| [a, b])
+        .collect();
+    let xa = Axis::x(&xs, spec.log_x, spec.integer_x);
+    let ya = Axis::y(&ys, &extents, spec.log_y);
     let mut o = String::new();
     let _ = write!(
         o,
@@ -689,19 +537,11 @@ mod tests {
     }
 
     #[test]
-    fn log_axes_have_decade_ticks() {
-        let a = decades(0.7, 1500.0);
-        assert_eq!(a, vec![1.0, 10.0, 100.0, 1000.0]);
+    fn log_axes_label_decades() {
         let s = svg(&spec(&["nginx"], 2));
         for t in [">1<", ">10<", ">100<", ">1000<"] {
             assert!(s.contains(t), "tick {t} missing");
         }
-        assert!(spans([1.0, 10.0], 10.0));
-        assert!(!spans([0.0, 10.0], 10.0));
-        assert_eq!(axis_tick(20000.0), "20k");
-        assert_eq!(axis_tick(1_500_000.0), "1.5M");
-        assert_eq!(nice_step(0.3), 0.5);
-        assert_eq!(nice_step(1200.0), 2000.0);
     }
 
     #[test]

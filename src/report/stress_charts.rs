@@ -4,6 +4,7 @@
 //! axis), each model in its own colour on every chart. Drawing is left to
 //! `plot`.
 
+use super::axis::{wants_log_x, wants_log_y};
 use super::charts::Chart;
 use super::plot::{self, ChartSpec, Panel, Point, Series};
 use crate::results::stress::{size_label, Op, StressRow};
@@ -89,9 +90,9 @@ pub fn all(rows: &[StressRow]) -> Vec<Chart> {
             }
         }
         let pts = || panels.iter().flat_map(|p| p.series[0].points.iter());
-        let log_x = plot::spans(pts().map(|p| p.x), 10.0);
+        let log_x = wants_log_x(pts().map(|p| p.x));
         let ys: Vec<f64> = pts().filter_map(|p| p.y).collect();
-        let log_y = ys.iter().all(|y| *y > 0.0) && plot::spans(ys.iter().copied(), 10.0 + 1e-9);
+        let log_y = wants_log_y(&ys);
         let title = format!(
             "{op} {}: throughput per client vs clients",
             size_label(size)

@@ -826,21 +826,7 @@ fn html_report_renders_in_headless_chromium_without_network() {
     );
 
     // A screenshot, kept under the target dir for a look.
-    let shot = work.join("report.png");
-    run_chromium(
-        &index,
-        &work,
-        &work.join("net-shot.json"),
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1280,2400".to_string(),
-        ],
-    );
-    let png = std::fs::read(&shot).expect("screenshot written");
-    assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 20_000,
-        "screenshot looks empty"
-    );
+    common::browser::screenshot(&index, &work, "report.png");
 }
 
 #[test]

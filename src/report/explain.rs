@@ -121,6 +121,7 @@ mod tests {
         let i = intro(
             "e1-quick",
             Some("loadlab sweep --preset e1 --quick"),
+            // model subset: two models and nginx, to see which targets get a paragraph.
             [
                 "model:thread-per-conn",
                 "model:event-loop:workers=2",
@@ -134,6 +135,7 @@ mod tests {
             Some("loadlab sweep --preset e1 --quick")
         );
         let names: Vec<&str> = i.models.iter().map(|m| m.0).collect();
+        // model subset: the models the targets above name, in registry order.
         assert_eq!(names, ["thread-per-conn", "event-loop"]);
         assert_eq!(i.models[1].1, Model::EventLoop.info().about);
         let plain = intro("default", Some(""), ["url:http://127.0.0.1:1/"]);

@@ -499,6 +499,7 @@ mod tests {
     fn legend_text_always_fits_inside_the_svg() {
         let long =
             "cmd:/usr/local/bin/my-very-own-server --threads 8 --port {port} --log /dev/null";
+        // model subset: any few target names make legend labels.
         for labels in [
             vec!["model:event-loop", "nginx"],
             vec![long, "model:thread-pool workers=4 cpus=2"],

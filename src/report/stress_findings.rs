@@ -263,6 +263,7 @@ mod tests {
 
     #[test]
     fn best_model_per_operation_and_size() {
+        // model subset: E2's thread pool and process pool.
         let rows = [
             row(Op::Download, "thread-pool", 5, 5, 400.0, 0),
             row(Op::Download, "prefork", 5, 5, 800.0, 0),
@@ -271,9 +272,11 @@ mod tests {
         let refs: Vec<&StressRow> = rows.iter().collect();
         assert_eq!(
             best(Op::Download, 10 * MB, &refs),
+            // model subset: the two models of the rows above.
             "download 10M: prefork moved the most, 800.0 MB/s aggregate (5 clients, prefork \
              with 5 workers), against 400.0 MB/s for thread-pool at their best."
         );
+        // model subset: E2's thread pool and process pool.
         let close = [
             row(Op::Upload, "thread-pool", 1, 1, 100.0, 0),
             row(Op::Upload, "prefork", 1, 1, 105.0, 0),

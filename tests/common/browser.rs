@@ -71,3 +71,22 @@ pub fn console_messages(stderr: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// A screenshot of `page`, for a person to look at; it must not be blank.
+pub fn screenshot(page: &Path, work: &Path, name: &str) -> PathBuf {
+    let shot = work.join(name);
+    run(
+        page,
+        work,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2400".to_string(),
+        ],
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{name} looks blank"
+    );
+    shot
+}

@@ -102,17 +102,18 @@ impl Axis {
         let hi = if hi.is_finite() { hi } else { 1.0 };
         if log {
             // Only the points decide a log axis' floor: an interval that
-            // reaches below zero is cut at the floor.
-            let (plo, _) = bounds(ys.iter().copied().filter(|y| *y > 0.0));
+            // reaches below zero is cut at the floor. A little room past
+            // the data, not whole decades, so the lines use the panel.
+            let (plo, phi) = bounds(ys.iter().copied().filter(|y| *y > 0.0));
             let floor = if plo.is_finite() { plo } else { 1.0 };
-            let lo = 10f64.powf(floor.log10().floor());
-            let hi = 10f64.powf(hi.max(floor).log10().ceil());
-            let hi = if hi > lo { hi } else { lo * 10.0 };
+            let lo = floor / 1.4;
+            let hi = hi.max(phi).max(floor) * 1.25;
+            let hi = if hi > lo * 10.0 { hi } else { lo * 10.0 };
             return Axis {
                 lo,
                 hi,
                 log: true,
-                ticks: decades(lo, hi),
+                ticks: log_ticks(lo, hi),
             };
         }
         // From zero, so heights compare.
@@ -136,6 +137,22 @@ pub fn decades(lo: f64, hi: f64) -> Vec<f64> {
         t.push(10f64.powi(e));
         e += 1;
     }
+    t
+}
+
+/// Decades; with fewer than three in range, 2 and 5 times them too, so
+/// a log axis over 6k..65k still reads 10k, 20k, 50k.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let d = decades(lo, hi);
+    if d.len() >= 3 {
+        return d;
+    }
+    let mut t: Vec<f64> = decades(lo / 10.0, hi)
+        .into_iter()
+        .flat_map(|p| [p, 2.0 * p, 5.0 * p])
+        .filter(|v| (lo..=hi).contains(v))
+        .collect();
+    t.sort_by(f64::total_cmp);
     t
 }
 
@@ -194,6 +211,9 @@ mod tests {
         let y = Axis::y(&[3.0, 40.0], &[-1.0, 50.0], false);
         assert_eq!((y.lo, y.hi), (0.0, 60.0));
         let y = Axis::y(&[0.02, 3.0], &[], true);
-        assert_eq!((y.lo, y.hi), (0.01, 10.0));
+        assert_eq!(y.ticks, vec![0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0]);
+        assert!(y.lo < 0.02 && y.hi > 3.0);
+        let y = Axis::y(&[6000.0, 65000.0], &[130_000.0], true);
+        assert_eq!(y.ticks, vec![5000.0, 10000.0, 20000.0, 50000.0, 100000.0]);
     }
 }

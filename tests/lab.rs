@@ -136,8 +136,8 @@ fn check_derived(dir: &Path, configs: usize, charts: &[impl AsRef<str>]) {
     for name in &svgs {
         let svg = String::from_utf8_lossy(&files[&PathBuf::from("charts").join(name)]).to_string();
         assert!(
-            svg.contains("<svg") && svg.contains("<polyline") && svg.contains("<circle"),
-            "{name} has drawn series"
+            svg.contains("<svg") && svg.contains("class=\"marker\"") && svg.contains("</title>"),
+            "{name} has drawn markers with tooltips"
         );
         let id = format!("<figure id=\"chart-{}\">", name.trim_end_matches(".svg"));
         assert!(html.contains(&id), "index.html embeds {name}");
@@ -166,7 +166,7 @@ fn check_derived(dir: &Path, configs: usize, charts: &[impl AsRef<str>]) {
 
 /// The five charts of one experiment (and path).
 fn charts_of(stem: &str) -> Vec<String> {
-    ["rps", "p50", "p99", "cpu", "rss"]
+    ["rps", "p50", "p99", "cpu-per-request", "rss"]
         .iter()
         .map(|m| format!("{stem}-{m}.svg"))
         .collect()

@@ -1,5 +1,6 @@
 //! `loadlab report DIR`: re-render a results directory's summaries,
-//! charts and index.html from its raw.csv.
+//! charts and index.html from its raw.csv, or a stress directory's
+//! index.html from its stress.json.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,8 @@ use crate::report;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Results directory holding raw.csv (and machine.json), as written by
-    /// `loadlab sweep --out DIR`.
+    /// `loadlab sweep --out DIR`, or stress.json / stress.csv as written by
+    /// `loadlab stress --out DIR`.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 
@@ -24,6 +26,18 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+    // A directory `loadlab stress` wrote has no raw.csv: its page is drawn
+    // from stress.json (or stress.csv).
+    let stress = report::stress_page::is_stress_dir(&args.dir)
+        && !args.dir.join(crate::results::raw::RAW_CSV).exists();
+    if stress {
+        let inputs = report::stress_page::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;
+        let index = report::stress_page::render(&args.dir, &inputs)?;
+        return emit(
+            &format!("report: {} (1 file written)\n", index.display()),
+            None,
+        );
+    }
     // A directory that cannot be read is the caller's mistake (exit 2); a
     // file that cannot be written is a failure at run time (exit 1).
     let mut inputs = report::load(&args.dir).map_err(|e| UsageError(e.to_string()))?;

@@ -243,7 +243,9 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let shutdown = crate::server::Shutdown::from_signals()?;
     let report = stress::run(&cfg, &|| shutdown.is_set(), &mut |e| progress.event(e))?;
     progress.0.finish_and_clear();
-    let files = report::stress::write_files(&out_dir, &report)?;
+    let mut files = report::stress::write_files(&out_dir, &report)?;
+    let page = report::stress_page::StressInputs::of(&report);
+    files.push(report::stress_page::render(&out_dir, &page)?);
     let mut out = std::io::stdout().lock();
     out.write_all(report::stress::terminal_table(&report.rows).as_bytes())?;
     writeln!(

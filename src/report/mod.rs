@@ -4,15 +4,20 @@
 //! sweep.json, so `loadlab report DIR` gives byte-identical files however
 //! often it runs.
 
+pub mod axis;
 pub mod baseline;
 pub mod charts;
 pub mod e1;
+pub mod explain;
 pub mod findings;
 pub mod num;
 pub mod page;
 pub mod plot;
 pub mod stats;
 pub mod stress;
+pub mod stress_charts;
+pub mod stress_findings;
+pub mod stress_page;
 pub mod summary;
 pub mod sweep_tables;
 pub mod table;
@@ -190,7 +195,14 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     text.push('\n');
     files.push(write(dir, SUMMARY_JSON, text.as_bytes())?);
 
-    let md = page::markdown(&inputs.raw, m, &s, &charts);
+    let sentences: Vec<String> = found.iter().map(|f| f.text.clone()).collect();
+    let findings = &sentences[..];
+    let command = inputs
+        .info
+        .as_ref()
+        .map(|i| i.command.clone())
+        .filter(|c| !c.is_empty());
+    let md = page::markdown(&inputs.raw, m, &s, &charts, findings, command.as_deref());
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);
 
     let cdir = dir.join(CHARTS_DIR);
@@ -201,7 +213,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     }
     remove_stale_charts(&cdir, &charts)?;
 
-    let html = page::html(&inputs.raw, m, &s, &charts);
+    let html = page::html(&inputs.raw, m, &s, &charts, findings, command.as_deref());
     let index_html = write(dir, INDEX_HTML, html.as_bytes())?;
     files.push(index_html.clone());
 
@@ -237,7 +249,7 @@ fn summary_csv(rows: &[SummaryRow]) -> anyhow::Result<Vec<u8>> {
 
 /// Writes through a temporary file and a rename, so a browser reloading
 /// the report while a sweep re-renders it never reads half a file.
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let path = dir.join(name);
     let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, bytes)

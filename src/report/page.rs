@@ -1,10 +1,14 @@
-//! The two human-readable documents: summary.md and index.html. Both lay
-//! out the same tables in the same order; the page also embeds the charts
-//! inline. The page is self-contained: inline CSS, inline SVG, and a
-//! Content-Security-Policy that forbids loading anything at all.
+//! The two human-readable documents: summary.md and index.html. Both open
+//! with the Findings, then each experiment with its question, the command
+//! that reproduces it and how to read it, then the same tables in the same
+//! order; the page also embeds the charts inline and folds long tables
+//! into `<details>`. The page is self-contained: inline CSS, inline SVG,
+//! no script, and a Content-Security-Policy that forbids loading anything.
+//! The stress page reuses its head, findings and chart pieces.
 
 use super::charts::Chart;
 use super::e1;
+use super::explain::{self, Intro};
 use super::summary::SweepSummary;
 use super::sweep_tables;
 use super::table::{esc, Table};
@@ -54,8 +58,55 @@ fn counts(raw: &[RawRow]) -> String {
     text
 }
 
-pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &[Chart]) -> String {
+/// Tables longer than this go in a `<details>` element, closed: a reader
+/// opens the connection times when wanted, not by scrolling past them.
+pub const LONG_TABLE: usize = 20;
+
+/// The Findings section of summary.md.
+pub fn findings_markdown(findings: &[String]) -> String {
+    let mut o = String::from("## Findings\n\n");
+    if findings.is_empty() {
+        o.push_str("No findings.\n\n");
+    }
+    for f in findings {
+        o.push_str(&format!("- {f}\n"));
+    }
+    if !findings.is_empty() {
+        o.push('\n');
+    }
+    o
+}
+
+/// An experiment's opening in Markdown: question, command, how to read,
+/// the models.
+pub fn intro_markdown(i: &Intro) -> String {
+    let mut o = format!("**Question.** {}\n\n", i.question);
+    match &i.command {
+        Some(c) => o.push_str(&format!("**Reproduce with:**\n\n```sh\n{c}\n```\n\n")),
+        None => o.push_str(&format!("**Reproduce with:** {NO_COMMAND}\n\n")),
+    }
+    o.push_str(&format!("**How to read it.** {}\n\n", i.how_to_read));
+    for (name, about) in &i.models {
+        o.push_str(&format!("- **{name}**: {about}\n"));
+    }
+    if !i.models.is_empty() {
+        o.push('\n');
+    }
+    o
+}
+
+const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
+
+pub fn markdown(
+    raw: &[RawRow],
+    m: Option<&Machine>,
+    s: &SweepSummary,
+    charts: &[Chart],
+    findings: &[String],
+    command: Option<&str>,
+) -> String {
     let mut o = String::from("# loadlab report\n\n");
+    o.push_str(&findings_markdown(findings));
     o.push_str(&format!("{}\n\n", counts(raw)));
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
@@ -63,6 +114,7 @@ pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &
     }
     for sec in sections(s, charts) {
         o.push_str(&format!("## Experiment {}\n\n", sec.name));
+        o.push_str(&intro_markdown(&intro_of(s, sec.name, command)));
         if sec.summary.is_none() {
             o.push_str("No measured runs.\n\n");
         }
@@ -77,31 +129,138 @@ pub fn markdown(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &
     o
 }
 
-const CSS: &str = "\
-body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff;max-width:1800px}\
+/// The intro of one experiment of the sweep, over the targets it measured.
+fn intro_of(s: &SweepSummary, exp: &str, command: Option<&str>) -> Intro {
+    let targets = s
+        .groups
+        .iter()
+        .map(|g| &g.key)
+        .filter(|k| k.experiment == exp)
+        .map(|k| k.target.as_str());
+    explain::intro(exp, command, targets)
+}
+
+pub const CSS: &str = "\
+body{font-family:sans-serif;margin:1.5em;color:#222;background:#fff;max-width:1800px;line-height:1.4}\
 h1{font-size:1.6em}h2{font-size:1.3em;margin-top:1.6em;border-bottom:1px solid #ccc}\
 h3{font-size:1.05em;margin-bottom:.3em}\
 p.note{margin:.2em 0 .5em;color:#555;font-size:.9em}\
+p.intro{max-width:60em}\
+section#findings{background:#f6f8fa;border:1px solid #d0d7de;padding:.2em 1em .6em}\
+section#findings li{margin:.25em 0;max-width:70em}\
+pre.command{background:#f6f8fa;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap}\
+dl.models dt{font-weight:bold}dl.models dd{margin:0 0 .5em 1.5em;max-width:60em}\
+details{margin:.5em 0 1em}details summary{cursor:pointer;font-weight:bold}\
 div.scroll{overflow-x:auto}\
 table{border-collapse:collapse;font-size:.85em;margin-bottom:1em}\
 th,td{border:1px solid #ddd;padding:.25em .5em;white-space:nowrap}\
 th{background:#f2f2f2;text-align:left}\
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\
 tbody tr:nth-child(even){background:#fafafa}\
-div.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:1em;max-width:1720px}\
-figure{margin:0;border:1px solid #ddd}\
-figure svg{display:block;width:100%;height:auto}\
+div.charts{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}\
+figure{margin:0;border:1px solid #ddd;max-width:100%}\
+figure svg{display:block;max-width:100%;height:auto}\
 ";
 
-pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &[Chart]) -> String {
-    let mut o = String::from(
+/// The document head: a Content-Security-Policy that forbids loading
+/// anything, and the inline style.
+pub fn head(title: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>loadlab report</title>\n",
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(title)
+    )
+}
+
+/// The Findings section, first on every page.
+pub fn findings_html(findings: &[String]) -> String {
+    let mut o = String::from("<section id=\"findings\">\n<h2>Findings</h2>\n");
+    if findings.is_empty() {
+        o.push_str("<p>No findings.</p>\n");
+    } else {
+        o.push_str("<ul>\n");
+        for f in findings {
+            o.push_str(&format!("<li>{}</li>\n", esc(f)));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("</section>\n");
+    o
+}
+
+/// An experiment's opening: question, command, how to read, the models.
+pub fn intro_html(i: &Intro) -> String {
+    let mut o = format!(
+        "<p class=\"intro question\"><b>Question.</b> {}</p>\n",
+        esc(&i.question)
     );
-    o.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
+    match &i.command {
+        Some(c) => o.push_str(&format!(
+            "<p class=\"intro\"><b>Reproduce with:</b></p>\n<pre class=\"command\">{}</pre>\n",
+            esc(c)
+        )),
+        None => o.push_str(&format!(
+            "<p class=\"intro\"><b>Reproduce with:</b> {}</p>\n",
+            esc(NO_COMMAND)
+        )),
+    }
+    o.push_str(&format!(
+        "<p class=\"intro\"><b>How to read it.</b> {}</p>\n",
+        esc(&i.how_to_read)
+    ));
+    if !i.models.is_empty() {
+        o.push_str("<dl class=\"models\">\n");
+        for (name, about) in &i.models {
+            o.push_str(&format!("<dt>{}</dt><dd>{}</dd>\n", esc(name), esc(about)));
+        }
+        o.push_str("</dl>\n");
+    }
+    o
+}
+
+/// A table, folded into `<details>` when it is long.
+pub fn table_html(t: &Table, level: usize) -> String {
+    if t.rows.len() <= LONG_TABLE {
+        return t.to_html(level);
+    }
+    format!(
+        "<details>\n<summary>{} ({} rows)</summary>\n{}</details>\n",
+        esc(&t.title),
+        t.rows.len(),
+        t.to_html(level)
+    )
+}
+
+/// Charts inline, each in a figure with an id.
+pub fn charts_html(charts: &[&Chart]) -> String {
+    if charts.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from("<div class=\"charts\">\n");
+    for c in charts {
+        o.push_str(&format!(
+            "<figure id=\"chart-{}\">\n{}</figure>\n",
+            esc(c.file.trim_end_matches(".svg")),
+            inline_svg(&c.svg, &c.title)
+        ));
+    }
+    o.push_str("</div>\n");
+    o
+}
+
+pub fn html(
+    raw: &[RawRow],
+    m: Option<&Machine>,
+    s: &SweepSummary,
+    charts: &[Chart],
+    findings: &[String],
+    command: Option<&str>,
+) -> String {
+    let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
+    o.push_str(&findings_html(findings));
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
@@ -113,33 +272,24 @@ pub fn html(raw: &[RawRow], m: Option<&Machine>, s: &SweepSummary, charts: &[Cha
             esc(&sweep_tables::slug(sec.name)),
             esc(sec.name)
         ));
+        o.push_str(&intro_html(&intro_of(s, sec.name, command)));
         if sec.summary.is_none() {
             o.push_str("<p>No measured runs.</p>\n");
         }
-        if !sec.charts.is_empty() {
-            o.push_str("<div class=\"charts\">\n");
-            for c in &sec.charts {
-                o.push_str(&format!(
-                    "<figure id=\"chart-{}\">\n{}</figure>\n",
-                    esc(c.file.trim_end_matches(".svg")),
-                    inline_svg(&c.svg, &c.title)
-                ));
-            }
-            o.push_str("</div>\n");
-        }
+        o.push_str(&charts_html(&sec.charts));
         for t in sec.summary.iter().chain(&sec.details) {
-            o.push_str(&t.to_html(3));
+            o.push_str(&table_html(t, 3));
         }
         o.push_str("</section>\n");
     }
-    o.push_str(&sweep_tables::failed_runs(&s.failed).to_html(2));
+    o.push_str(&table_html(&sweep_tables::failed_runs(&s.failed), 2));
     o.push_str("</body>\n</html>\n");
     o
 }
 
 /// The chart's SVG ready to sit in the page: any XML prolog dropped (not
 /// allowed inside HTML) and the image named for screen readers.
-fn inline_svg(svg: &str, title: &str) -> String {
+pub fn inline_svg(svg: &str, title: &str) -> String {
     let body = match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,

@@ -58,7 +58,7 @@ fn cells(r: &StressRow) -> [String; 11] {
 }
 
 /// The table of `rows`; `op` and `model` are text, the rest numbers.
-fn table_of(rows: &[StressRow]) -> Table {
+pub fn table(rows: &[StressRow]) -> Table {
     let columns: Vec<(&str, Align)> = HEADERS
         .iter()
         .enumerate()
@@ -82,7 +82,7 @@ fn table_of(rows: &[StressRow]) -> Table {
 
 /// The table for stdout (MB = 10^6 bytes).
 pub fn terminal_table(rows: &[StressRow]) -> String {
-    table_of(rows).to_terminal()
+    table(rows).to_terminal()
 }
 
 /// The Markdown document: settings, then the table.
@@ -126,7 +126,7 @@ pub fn markdown(report: &StressReport) -> String {
         report.temp_files_label(),
         report.elapsed_s
     );
-    out.push_str(&table_of(&report.rows).to_markdown(0));
+    out.push_str(&table(&report.rows).to_markdown(0));
     let _ = write!(out, "```text\n{LEGEND}```\n");
     for n in &report.notes {
         let _ = writeln!(out, "\nNote: {n}");

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::models::Model;
 
@@ -14,7 +14,7 @@ use super::models::Model;
 /// The shape is pinned by `docs/schema/stress-v1.schema.json`.
 pub const SCHEMA: &str = "loadlab.stress/1";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Upload,
@@ -67,7 +67,8 @@ fn model_names<S: serde::Serializer>(models: &[Model], s: S) -> Result<S::Ok, S:
 
 /// One cell's result. Every client's transfer is counted once, as
 /// succeeded or failed; throughput counts only succeeded (verified) ones.
-#[derive(Debug, Clone, Serialize)]
+/// Read back (Deserialize) by `loadlab report` on a stress directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StressRow {
     pub op: Op,
     /// File size in bytes.

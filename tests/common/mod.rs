@@ -424,6 +424,7 @@ pub fn fd_count(pid: i32) -> usize {
         .unwrap_or(0)
 }
 pub mod bench;
+pub mod browser;
 pub mod fake;
 pub mod schema;
 

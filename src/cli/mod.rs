@@ -11,6 +11,7 @@ mod report;
 mod serve;
 mod stress;
 mod sweep;
+mod sweep_progress;
 pub mod values;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -15,7 +15,7 @@ use super::record;
 use super::target::{Running, StartContext};
 use crate::proc::nginx::{find_nginx, INSTALL_HINT};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
-use crate::results::sweep_info::{HostSample, SweepInfo};
+use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
 
 /// What a sweep tells its caller as it goes (for progress and notes).
 #[derive(Debug)]
@@ -103,6 +103,10 @@ pub fn run(
     });
     (info.interleaved, info.min_time_s) = (true, plan.min_time.as_secs_f64());
     info.notes = schedule.notes.clone();
+    // Nothing to measure: sweep.json goes on describing the runs made.
+    if schedule.runs() == 0 && out.join(SWEEP_JSON).exists() {
+        return Ok(journal.outcome);
+    }
     info.host_start = Some(host_sample("at the start", on_event));
     conditions::write(out, &info)?;
     let docroot = tempfile::Builder::new()
@@ -144,15 +148,18 @@ pub fn run(
         }
         None => journal.outcome.interrupted = true,
     }
-    info.host_end = Some(host_sample("at the end", on_event));
+    info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
 }
 
+/// When the host is sampled after the runs.
+const AT_END: &str = "at the end";
+
 /// The host's conditions now, with a warning when it was busy.
 fn host_sample(when: &str, on_event: &mut dyn FnMut(SweepEvent)) -> HostSample {
     let sample = conditions::sample_host();
-    if let Some(warning) = conditions::busy_warning(&sample, when) {
+    if let Some(warning) = conditions::busy_warning(&sample, when, when == AT_END) {
         on_event(SweepEvent::Note(&warning));
     }
     sample

@@ -14,7 +14,7 @@ use super::stats::paired_ratio;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
 use crate::results::config::RunConfig;
 use crate::results::raw::Machine;
-use crate::results::sweep_info::{HostSample, SweepInfo};
+use crate::results::sweep_info::SweepInfo;
 
 /// What a sentence is about; tests and pages may pick by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -485,36 +485,13 @@ fn flagged(s: &SweepSummary, cells: &[Cell], w: &Words) -> Vec<Finding> {
     out
 }
 
-/// Why the host counts as busy in one sample, if it does.
-fn busy_reasons(h: &HostSample, cores: Option<usize>) -> Vec<String> {
-    let mut why = Vec::new();
-    if let Some(n) = cores.filter(|&n| h.loadavg[0] > 0.5 * n as f64) {
-        why.push(format!(
-            "load average {} on {n} cores",
-            fixed(h.loadavg[0], 2)
-        ));
-    }
-    if h.steal_pct > 5.0 {
-        why.push(format!("{} % of CPU time stolen", fixed(h.steal_pct, 1)));
-    }
-    if !h.busy_processes.is_empty() {
-        let p: Vec<String> = h
-            .busy_processes
-            .iter()
-            .map(|p| format!("{} ({} % CPU)", p.command, fixed(p.cpu_pct, 0)))
-            .collect();
-        why.push(format!("other busy processes: {}", p.join(", ")));
-    }
-    why
-}
-
 fn busy_host(info: Option<&SweepInfo>, machine: Option<&Machine>) -> Option<Finding> {
     let info = info?;
     let cores = machine.map(|m| m.cores);
     let mut parts = Vec::new();
     for (when, h) in [("start", &info.host_start), ("end", &info.host_end)] {
         if let Some(h) = h {
-            let why = busy_reasons(h, cores);
+            let why = h.busy_reasons(cores, when == "end");
             if !why.is_empty() {
                 parts.push(format!("at the {when}, {}", why.join("; ")));
             }

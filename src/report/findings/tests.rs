@@ -4,7 +4,7 @@
 use super::*;
 use crate::report::summary::summarize;
 use crate::results::raw::RawRow;
-use crate::results::sweep_info::BusyProcess;
+use crate::results::sweep_info::{BusyProcess, HostSample};
 
 /// One measured run: `rps` answered requests/s, p99 in ms.
 fn run(target: &str, c: u64, keepalive: bool, round: u64, rps: f64, p99: f64) -> RawRow {
@@ -189,7 +189,7 @@ fn a_busy_host_is_named_with_its_reasons() {
     let f = findings(&summarize(&raw), Some(&info), Some(&machine));
     assert_eq!(
         text(&f, Kind::BusyHost),
-        "The host was busy (at the start, load average 1.50 on 2 cores; other busy processes: cc1plus (95 % CPU); at the end, 8.0 % of CPU time stolen): the results may be slower and noisier than on a quiet machine."
+        "The host was busy (at the start, load average 1.50 on 2 cores; other busy processes: cc1plus (95 % CPU); at the end, 8.0 % of CPU time stolen by the hypervisor): the results may be slower and noisier than on a quiet machine."
     );
     let quiet = SweepInfo {
         host_start: Some(HostSample::default()),

@@ -40,6 +40,8 @@ per_model!(
     a_closing_response_carries_its_fin,
     regression_error_answers_to_head_carried_a_body,
     regression_205_carried_content_and_an_unknown_reason,
+    regression_malformed_line_waited_for_the_header_timeout,
+    regression_http_1_2_was_505,
 );
 
 const LONG: Duration = Duration::from_secs(5);
@@ -794,7 +796,15 @@ fn unsupported_codings_methods_versions(model: &str) {
         (b"Get / HTTP/1.1\r\nHost: t\r\n\r\n", 501),
         (b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505),
         (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
-        (b"GET / HTTP/1.2\r\nHost: t\r\n\r\n", 505),
+        // A malformed line is refused when it is complete, not after the
+        // header timeout (the regression: 408 ten seconds later).
+        (b"GET / HTTP/1.1\r\nHost: t\rX-A: b\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: t\r\nno colon here\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: u@host\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: h:8x\r\n\r\n", 400),
+        (b"GET * HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+        (b"GET /500B.html#top HTTP/1.1\r\nHost: t\r\n\r\n", 400),
         (b"GET / HTTP/3.0\r\nHost: t\r\n\r\n", 505),
         (b"GET / HTTP/0.9\r\n\r\n", 505),
     ];
@@ -1205,4 +1215,42 @@ fn regression_205_carried_content_and_an_unknown_reason(model: &str) {
             "{text}"
         );
     }
+}
+
+/// Regression: a bare CR or a field line without a colon, with no blank
+/// line after it, was answered 408 when the header timeout ran out (10 s),
+/// so a client that would never send a valid head held the connection that
+/// long. It is 400 as soon as the line is complete.
+fn regression_malformed_line_waited_for_the_header_timeout(model: &str) {
+    let server = TestServer::start(model, &[]);
+    for raw in [
+        &b"GET / HTTP/1.1\r\nHost: t\rX-A: b\r\n"[..],
+        b"GET / HTTP/1.1\r\nHost: t\r\nno colon\r\n",
+        b"GET /\r HTTP/1.1\r\n",
+    ] {
+        let mut s = server.connect();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        write_ignoring_errors(&mut s, raw);
+        let r = read_response(&mut s, false)
+            .unwrap_or_else(|e| panic!("no answer within 2 s to {:?}: {e}", show(raw)));
+        assert_eq!(r.status, 400, "{:?}", show(raw));
+    }
+    assert_alive(&server);
+}
+
+/// Regression: HTTP/1.2 was answered 505. A later minor version of HTTP/1
+/// is served as HTTP/1.1 (RFC 9110 section 2.5); another major is still
+/// 505.
+fn regression_http_1_2_was_505(model: &str) {
+    let server = TestServer::start(model, &[]);
+    let mut s = server.connect();
+    s.write_all(
+        b"GET /bytes/2 HTTP/1.2\r\nHost: t\r\n\r\nGET /bytes/3 HTTP/1.9\r\nHost: t\r\n\r\n",
+    )
+    .unwrap();
+    for body in [&b"ab"[..], b"abc"] {
+        let r = read_response(&mut s, false).unwrap();
+        assert_eq!((r.status, r.body.as_slice()), (200, body));
+    }
+    expect_error(&server, b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505);
 }

@@ -291,7 +291,9 @@ fn invalid_corpus() -> Vec<(Vec<u8>, u16)> {
         (b"FOO / HTTP/1.1\r\nHost: a\r\n\r\n", 501),
         (b"get / HTTP/1.1\r\nHost: a\r\n\r\n", 501),
         (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
-        (b"GET / HTTP/1.2\r\nHost: a\r\n\r\n", 505),
+        (b"GET / HTTP/1.1\r\nHost: a\rB: c\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+        (b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n", 400),
     ]
     .iter()

@@ -32,18 +32,60 @@ pub(crate) fn parse_request(
     if line.len() > MAX_REQUEST_LINE {
         return Err(ProtoError::new(414, "request line too long"));
     }
-    check_version(line)?;
+    // A later HTTP/1 minor version is served as HTTP/1.1 (RFC 9110 2.5),
+    // but httparse refuses it: the head is parsed from a copy that says
+    // 1.1, with every offset unchanged.
+    let patched;
+    let data = match check_version(line)? {
+        Some(digit) => {
+            let mut copy = data.to_vec();
+            copy[digit] = b'1';
+            patched = copy;
+            &patched[..]
+        }
+        None => data,
+    };
 
+    // The first byte past the largest head allowed. Malformed lines (a
+    // bare CR, a field line without a colon) are refused as soon as they
+    // are complete, not after the header timeout: a client that sent one
+    // is not going to send a valid head. Before 431, the lines that fit
+    // are checked, so a head gets the same answer whether it arrives whole
+    // or byte by byte.
+    let limit = line_len + MAX_HEADER_BYTES + 1;
     let Some(head_end) = find_head_end(data, scanned.max(line_len)) else {
-        if data.len() - line_len > MAX_HEADER_BYTES {
+        if data.len() >= limit || data[scanned.max(line_len)..].contains(&b'\n') {
+            check_lines(&data[..data.len().min(limit)])?;
+        }
+        if data.len() >= limit {
             return Err(ProtoError::new(431, "header section too large"));
         }
         return Ok(None);
     };
-    if head_end - line_len > MAX_HEADER_BYTES {
+    if head_end >= limit {
+        check_lines(&data[..limit])?;
         return Err(ProtoError::new(431, "header section too large"));
     }
+    let Some((req_n, build)) = parse_head_with(data, |req, n| build_request(data, req, n))? else {
+        return Ok(None);
+    };
+    Ok(Some((build?, req_n)))
+}
 
+/// Runs httparse over the complete lines of what has arrived of a head:
+/// the error of the first malformed one, if any. A line still arriving is
+/// not judged, so the answer does not depend on where reads split it.
+fn check_lines(data: &[u8]) -> Result<(), ProtoError> {
+    let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    parse_head_with(&data[..complete], |_, _| ()).map(drop)
+}
+
+/// Parses the head at the start of `data` and hands the parsed request and
+/// its length to `then`; None when the head is not complete.
+fn parse_head_with<T>(
+    data: &[u8],
+    then: impl FnOnce(&httparse::Request<'_, '_>, usize) -> T,
+) -> Result<Option<(usize, T)>, ProtoError> {
     let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
     let n = match req.parse_with_uninit_headers(data, &mut slots) {
@@ -62,9 +104,12 @@ pub(crate) fn parse_request(
         Err(httparse::Error::HeaderValue) => {
             return Err(ProtoError::bad_request("malformed header field value"))
         }
+        Err(httparse::Error::NewLine) => {
+            return Err(ProtoError::bad_request("bare CR or malformed line ending"))
+        }
         Err(_) => return Err(ProtoError::bad_request("malformed request")),
     };
-    Ok(Some((build_request(data, &req, n)?, n)))
+    Ok(Some((n, then(&req, n))))
 }
 
 /// Index just past the blank line ending a head, searching from `from`.
@@ -81,14 +126,19 @@ fn find_head_end(data: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// 505 for a well-formed version other than 1.0 or 1.1 (HTTP/2.0, HTTP/1.2);
-/// malformed versions are left to the parser (400).
-fn check_version(line: &[u8]) -> Result<(), ProtoError> {
+/// Checks the version at the end of the request line. 505 for a
+/// well-formed version of another major (HTTP/2.0, HTTP/0.9); for HTTP/1.x
+/// with x above 1, the index of the minor digit, to be served as 1.1.
+/// Malformed versions are left to the parser (400).
+fn check_version(line: &[u8]) -> Result<Option<usize>, ProtoError> {
     let Some(sp) = line.iter().rposition(|&b| b == b' ') else {
-        return Ok(());
+        return Ok(None);
     };
     match &line[sp + 1..] {
-        b"HTTP/1.1" | b"HTTP/1.0" => Ok(()),
+        b"HTTP/1.1" | b"HTTP/1.0" => Ok(None),
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', d2] if d2.is_ascii_digit() => {
+            Ok(Some(line.len() - 1))
+        }
         [b'H', b'T', b'T', b'P', b'/', d1, b'.', d2]
             if d1.is_ascii_digit() && d2.is_ascii_digit() =>
         {
@@ -97,7 +147,7 @@ fn check_version(line: &[u8]) -> Result<(), ProtoError> {
         [b'H', b'T', b'T', b'P', b'/', d] if d.is_ascii_digit() => {
             Err(ProtoError::new(505, "HTTP version not supported"))
         }
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
@@ -131,6 +181,11 @@ fn build_request(
         _ => Version::Http11,
     };
     let target_str = req.path.unwrap_or("");
+    // `*` is the asterisk-form, for OPTIONS only (RFC 9112 3.2.4); a
+    // fragment is never sent (RFC 9112 3.2): both are malformed targets.
+    if (target_str == "*" && method != Method::Options) || target_str.contains('#') {
+        return Err(ProtoError::bad_request("invalid request target"));
+    }
     let target = offset(data, target_str.as_bytes());
     let (path, query) = split_target(target_str, target.start)?;
 
@@ -146,6 +201,9 @@ fn build_request(
         }
         if name.eq_ignore_ascii_case(b"host") {
             hosts += 1;
+            if !valid_host(h.value) {
+                return Err(ProtoError::bad_request("invalid Host"));
+            }
         } else if name.eq_ignore_ascii_case(b"connection") {
             for t in list_items(h.value) {
                 close |= t.eq_ignore_ascii_case(b"close");
@@ -175,6 +233,40 @@ fn build_request(
         body,
         expect_continue: expect && version == Version::Http11,
     })
+}
+
+/// A Host field value is `uri-host [ ":" port ]` (RFC 9110 7.2): an IP
+/// literal in brackets, or a name of unreserved, percent-encoded and
+/// sub-delimiter characters (RFC 3986 3.2.2). Empty is allowed (RFC 9112
+/// 3.2: a target without an authority). Userinfo (`u@host`) and a path
+/// (`a/b`) are not.
+fn valid_host(v: &[u8]) -> bool {
+    let v = v.trim_ascii();
+    let (host, port) = match v.strip_prefix(b"[") {
+        Some(rest) => match rest.iter().position(|&b| b == b']') {
+            Some(end) => {
+                let literal = &rest[..end];
+                let ok = !literal.is_empty()
+                    && literal
+                        .iter()
+                        .all(|&b| b.is_ascii_hexdigit() || b == b':' || b == b'.' || b == b'v');
+                if !ok {
+                    return false;
+                }
+                (&b""[..], &rest[end + 1..])
+            }
+            None => return false,
+        },
+        None => match v.iter().rposition(|&b| b == b':') {
+            Some(i) => (&v[..i], &v[i..]),
+            None => (v, &b""[..]),
+        },
+    };
+    let port_ok = port.is_empty() || (port[0] == b':' && port[1..].iter().all(u8::is_ascii_digit));
+    let name_ok = host
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b));
+    port_ok && name_ok
 }
 
 /// Splits a target into path and query ranges (offsets relative to `base`).

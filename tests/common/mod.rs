@@ -426,6 +426,7 @@ pub fn fd_count(pid: i32) -> usize {
 pub mod bench;
 pub mod browser;
 pub mod fake;
+pub mod sansio;
 pub mod schema;
 
 /// Every process below `root`, from the parent pid in each /proc/PID/stat

@@ -286,3 +286,42 @@ fn regression_bare_cr_split_across_reads_was_accepted() {
     let evs = same_events(b"\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!(statuses(&evs), ["head GET /", "end", "closed"]);
 }
+
+/// Regression: a head trickling in byte by byte had its request line
+/// searched for its end, its version checked and (for HTTP/1.2 and later)
+/// all of it copied again at every byte, so the work grew with the square
+/// of its size: a slow client sending a large head one byte at a time made
+/// the server scan gigabytes. Now each is done once per head. Measured as
+/// how the cost grows: an 8 times larger head must cost about 8 times,
+/// not 64 times, as much (the smallest of a few runs, so a busy machine
+/// does not decide it).
+#[test]
+fn regression_a_head_trickled_byte_by_byte_was_rescanned_at_every_byte() {
+    let head = |scale: usize| {
+        let mut v = b"GET /".to_vec();
+        v.resize(1000 * scale - b" HTTP/1.9".len(), b'a');
+        v.extend_from_slice(b" HTTP/1.9\r\nHost: a\r\n");
+        for i in 0..7 * scale {
+            v.extend_from_slice(format!("X-{i:04}: {}\r\n", "v".repeat(990)).as_bytes());
+        }
+        v.extend_from_slice(b"\r\n");
+        v
+    };
+    let (small, large) = (head(1), head(8));
+    let cost = |input: &[u8]| {
+        let started = std::time::Instant::now();
+        let evs = drive(input, Split::Feed(1));
+        assert_eq!(statuses(&evs)[1..], ["end", "closed"], "{evs:?}");
+        started.elapsed()
+    };
+    let (mut t_small, mut t_large) = (std::time::Duration::MAX, std::time::Duration::MAX);
+    for _ in 0..5 {
+        t_small = t_small.min(cost(&small));
+        t_large = t_large.min(cost(&large));
+    }
+    let ratio = t_large.as_secs_f64() / t_small.as_secs_f64();
+    assert!(
+        ratio < 24.0,
+        "8x the head cost {ratio:.1}x the time ({t_small:?} -> {t_large:?}): quadratic"
+    );
+}

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use super::chunked::{ChunkStep, ChunkedDecoder};
 use super::error::ProtoError;
-use super::head;
+use super::head::{self, HeadScan};
 use super::limits::{
     Limits, INITIAL_READ_BUFFER, MAX_HEADER_BYTES, MAX_READ_BUFFER, MAX_REQUEST_LINE,
 };
@@ -70,9 +70,8 @@ pub struct ServerConn {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// How far the search for the end of a request head has got, so a head
-    /// trickling in byte by byte is not rescanned from its start each time.
-    scanned: usize,
+    /// How far the search through the request head at `start` has got.
+    scan: HeadScan,
     state: State,
     limits: Limits,
     max_body: u64,
@@ -94,7 +93,7 @@ impl ServerConn {
             buf: Vec::new(),
             start: 0,
             end: 0,
-            scanned: 0,
+            scan: HeadScan::default(),
             state: State::Idle,
             max_body: limits.max_body,
             limits,
@@ -182,7 +181,6 @@ impl ServerConn {
 
     fn compact(&mut self) {
         if self.start == self.end {
-            self.scanned = self.scanned.saturating_sub(self.start);
             self.start = 0;
             self.end = 0;
             // Give back a buffer grown for a large body once it is drained.
@@ -192,7 +190,6 @@ impl ServerConn {
         } else if self.start > 0 && self.end == self.buf.len() {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
-            self.scanned = self.scanned.saturating_sub(self.start);
             self.start = 0;
         }
     }
@@ -338,14 +335,13 @@ impl ServerConn {
             return Ok(None);
         }
         self.head_request = data.starts_with(b"HEAD ");
-        let scanned = self.scanned.saturating_sub(self.start);
-        let Some((head, n)) = head::parse_request(data, scanned)? else {
-            // No head end before here; the last bytes may begin one.
-            self.scanned = self.end.saturating_sub(3);
+        // The scan counts from `start`, which stays put until the head is
+        // taken: empty lines are skipped only before its first byte.
+        let Some((head, n)) = head::parse_request(data, &mut self.scan)? else {
             return Ok(None);
         };
         self.start += n;
-        self.scanned = self.start;
+        self.scan = HeadScan::default();
         self.max_body = self.limits.max_body;
         self.body_read = 0;
         self.keep_alive = head.keep_alive;

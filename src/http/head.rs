@@ -11,39 +11,79 @@ use super::error::ProtoError;
 use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_REQUEST_LINE};
 use super::request::{BodyLength, Method, RequestHead, Version};
 
+/// How far the search through a head that is still arriving has got, so
+/// a head trickling in byte by byte is not searched, checked or copied
+/// again from its start at every byte (which made the work grow with the
+/// square of its size). Offsets count from the head's first byte.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HeadScan {
+    /// The request line, once all of it has arrived and passed its checks.
+    line: Option<RequestLine>,
+    /// Bytes searched so far: for the request line's LF, then for the
+    /// blank line that ends the head.
+    searched: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RequestLine {
+    /// Index of the LF ending it.
+    len: usize,
+    /// Index of a minor version digit above 1, to be read as 1.
+    minor: Option<usize>,
+}
+
+impl HeadScan {
+    /// The request line once it has arrived, found and checked only once.
+    fn request_line(&mut self, data: &[u8]) -> Result<Option<RequestLine>, ProtoError> {
+        if self.line.is_some() {
+            return Ok(self.line);
+        }
+        let from = self.searched.min(data.len());
+        let len = match data[from..].iter().position(|&b| b == b'\n') {
+            Some(i) => from + i,
+            None if data.len() > MAX_REQUEST_LINE + 1 => {
+                return Err(ProtoError::new(414, "request line too long"))
+            }
+            None => {
+                self.searched = data.len();
+                return Ok(None);
+            }
+        };
+        let line = data[..len].strip_suffix(b"\r").unwrap_or(&data[..len]);
+        if line.len() > MAX_REQUEST_LINE {
+            return Err(ProtoError::new(414, "request line too long"));
+        }
+        let minor = check_version(line)?;
+        self.line = Some(RequestLine { len, minor });
+        self.searched = len;
+        Ok(self.line)
+    }
+}
+
 /// Parses the request head at the start of `data` if all of it has
-/// arrived: the head and its length, or None to wait for more bytes. The
-/// search for the blank line ending the head starts at `scanned`, so a head
-/// trickling in byte by byte is not rescanned from its start each time.
+/// arrived: the head and its length, or None to wait for more bytes.
+/// `scan` carries what earlier calls on a shorter `data` found; a new head
+/// starts with `HeadScan::default()`.
 pub(crate) fn parse_request(
     data: &[u8],
-    scanned: usize,
+    scan: &mut HeadScan,
 ) -> Result<Option<(RequestHead, usize)>, ProtoError> {
-    let line_len = match data.iter().position(|&b| b == b'\n') {
-        Some(i) => i,
-        None if data.len() > MAX_REQUEST_LINE + 1 => {
-            return Err(ProtoError::new(414, "request line too long"))
-        }
-        None => return Ok(None),
+    let Some(line) = scan.request_line(data)? else {
+        return Ok(None);
     };
-    let line = data[..line_len]
-        .strip_suffix(b"\r")
-        .unwrap_or(&data[..line_len]);
-    if line.len() > MAX_REQUEST_LINE {
-        return Err(ProtoError::new(414, "request line too long"));
-    }
     // A later HTTP/1 minor version is served as HTTP/1.1 (RFC 9110 2.5),
-    // but httparse refuses it: the head is parsed from a copy that says
-    // 1.1, with every offset unchanged.
-    let patched;
-    let data = match check_version(line)? {
-        Some(digit) => {
-            let mut copy = data.to_vec();
+    // but httparse refuses it: wherever httparse runs, it reads a copy that
+    // says 1.1, with every offset unchanged.
+    let patched = |d: &[u8]| -> Vec<u8> {
+        let mut copy = d.to_vec();
+        if let Some(digit) = line.minor {
             copy[digit] = b'1';
-            patched = copy;
-            &patched[..]
         }
-        None => data,
+        copy
+    };
+    let check = |d: &[u8]| match line.minor {
+        Some(_) => check_lines(&patched(d)),
+        None => check_lines(d),
     };
 
     // The first byte past the largest head allowed. Malformed lines (a
@@ -52,20 +92,30 @@ pub(crate) fn parse_request(
     // is not going to send a valid head. Before 431, the lines that fit
     // are checked, so a head gets the same answer whether it arrives whole
     // or byte by byte.
-    let limit = line_len + MAX_HEADER_BYTES + 1;
-    let Some(head_end) = find_head_end(data, scanned.max(line_len)) else {
-        if data.len() >= limit || data[scanned.max(line_len)..].contains(&b'\n') {
-            check_lines(&data[..data.len().min(limit)])?;
+    let limit = line.len + MAX_HEADER_BYTES + 1;
+    let from = scan.searched.max(line.len);
+    let Some(head_end) = find_head_end(data, from) else {
+        if data.len() >= limit || data[from..].contains(&b'\n') {
+            check(&data[..data.len().min(limit)])?;
         }
         if data.len() >= limit {
             return Err(ProtoError::new(431, "header section too large"));
         }
+        scan.searched = data.len();
         return Ok(None);
     };
     if head_end >= limit {
-        check_lines(&data[..limit])?;
+        check(&data[..limit])?;
         return Err(ProtoError::new(431, "header section too large"));
     }
+    let copy;
+    let data = match line.minor {
+        Some(_) => {
+            copy = patched(&data[..head_end]);
+            &copy[..]
+        }
+        None => data,
+    };
     let Some((req_n, build)) = parse_head_with(data, |req, n| build_request(data, req, n))? else {
         return Ok(None);
     };

@@ -123,4 +123,9 @@ pub enum Action {
     Respond(Response),
     /// Stream the body into this sink, then answer with what it returns.
     ReadBody(Box<dyn BodySink>),
+    /// Answer with this status and these header lines, whose body is the
+    /// request body itself (up to `max_body` bytes), sent back piece by
+    /// piece as it is read: `/echo` holds no body in memory, only what the
+    /// output queue holds before the client reads it.
+    Echo { head: Response, max_body: u64 },
 }

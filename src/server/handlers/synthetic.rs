@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::app::App;
-use super::response::{Action, Body, BodySink, Response};
+use super::response::{Action, Body, Response};
 use crate::http::{Method, RequestHead};
 
 /// Largest `/bytes/N` answer; bigger requests are refused rather than
@@ -35,14 +35,14 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
     }
     if path == "/echo" {
         return Some(match head.method {
-            Method::Post | Method::Put => Action::ReadBody(Box::new(Echo {
-                buf: Vec::new(),
-                max: app.max_echo,
-                content_type: head
-                    .header_str("content-type")
-                    .unwrap_or("application/octet-stream")
-                    .to_string(),
-            })),
+            Method::Post | Method::Put => Action::Echo {
+                head: Response::new(200).header(
+                    "Content-Type",
+                    head.header_str("content-type")
+                        .unwrap_or("application/octet-stream"),
+                ),
+                max_body: app.max_echo,
+            },
             m => Action::Respond(Response::not_allowed(m, "POST, PUT")),
         });
     }
@@ -94,29 +94,5 @@ fn status(n: &str) -> Response {
             }
         }
         _ => Response::text(400, "400 Bad Request: /status/N needs N in 200..599"),
-    }
-}
-
-/// Buffers the body (up to the echo limit) and sends it back.
-struct Echo {
-    buf: Vec<u8>,
-    max: u64,
-    content_type: String,
-}
-
-impl BodySink for Echo {
-    fn max_body(&self) -> u64 {
-        self.max
-    }
-
-    fn data(&mut self, chunk: &[u8]) -> Result<(), Response> {
-        self.buf.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Response {
-        Response::new(200)
-            .header("Content-Type", &self.content_type)
-            .body(Body::Bytes(Bytes::from(self.buf)))
     }
 }

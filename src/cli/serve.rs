@@ -169,21 +169,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let listener = server::bind(addr, cfg.model.needs_reuseport(), cfg.defer_accept)
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr()?;
-    // Exactly one line, flushed before any worker exists, so scripts and
-    // tests can read the port when they asked for port 0.
-    let mut out = std::io::stdout().lock();
-    write!(
-        out,
-        "{}{local} model={} workers={}",
-        crate::proc::child::STARTUP_PREFIX,
-        cfg.model,
-        cfg.workers
-    )?;
-    if let Some(dir) = &cfg.app.files_dir {
-        write!(out, " files={}", dir.display())?;
-    }
-    writeln!(out)?;
-    out.flush()?;
-    drop(out);
-    server::run(listener, &cfg, &shutdown)
+    // Exactly one line, once the model's workers exist (with the number
+    // that did start) and flushed before any prefork worker is forked, so
+    // scripts and tests can read the port when they asked for port 0.
+    let mut announce = |workers: usize| -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        write!(
+            out,
+            "{}{local} model={} workers={workers}",
+            crate::proc::child::STARTUP_PREFIX,
+            cfg.model
+        )?;
+        if let Some(dir) = &cfg.app.files_dir {
+            write!(out, " files={}", dir.display())?;
+        }
+        writeln!(out)?;
+        Ok(out.flush()?)
+    };
+    server::run(listener, &cfg, &shutdown, &mut announce)
 }

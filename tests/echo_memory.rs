@@ -344,3 +344,40 @@ fn echo_streams_bodies_past_its_hold(model: &str) {
         got.len() - end
     );
 }
+
+/// `/bytes/N` past 1 MiB copied its pattern into a buffer of N bytes per
+/// request: 20 clients asking for 64 MiB and reading slowly made the
+/// server allocate 20 x 64 MiB. The answers now share the one pattern.
+#[test]
+fn regression_bytes_n_copied_its_answer_per_request() {
+    const CLIENTS: usize = 20;
+    const LEN: usize = 64 * 1024 * 1024;
+    let server = TestServer::start("event-loop", &[]);
+    let mut streams: Vec<TcpStream> = (0..CLIENTS)
+        .map(|_| {
+            let mut s = server.connect();
+            write!(s, "GET /bytes/{LEN} HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    // Every request answered (its head arrived), none read further.
+    for s in &mut streams {
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+    }
+    let peak = peak_rss_kb(server.pid());
+    eprintln!("{CLIENTS} answers of {LEN} bytes queued: peak {peak} KiB");
+    assert!(
+        peak < 100 * 1024,
+        "peak RSS {peak} KiB with {CLIENTS} answers of {LEN} bytes queued"
+    );
+    // And an answer is whole: the pattern, repeated.
+    let r = exchange(
+        &server,
+        format!("GET /bytes/{LEN} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes(),
+    );
+    assert_eq!((r.status, r.body.len()), (200, LEN));
+    let unit = 1024 * 1024;
+    assert!(r.body[..unit].starts_with(b"abcdefghijklmnopqrstuvwxyzab"));
+    assert!(r.body.chunks(unit).all(|c| c == &r.body[..c.len()]));
+}

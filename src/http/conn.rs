@@ -11,9 +11,7 @@ use std::ops::Range;
 use super::chunked::{ChunkStep, ChunkedDecoder};
 use super::error::ProtoError;
 use super::head;
-use super::limits::{
-    Limits, INITIAL_READ_BUFFER, MAX_HEADER_BYTES, MAX_READ_BUFFER, MAX_REQUEST_LINE,
-};
+use super::limits::{Limits, INITIAL_READ_BUFFER, MAX_HEAD_BUFFER, MAX_READ_BUFFER};
 use super::request::{BodyLength, RequestHead, Version};
 use super::response::{encode_head, status_has_no_body};
 
@@ -194,7 +192,7 @@ impl ServerConn {
         if self.end == self.buf.len() || streaming {
             let max = match self.state {
                 State::Body(_) => MAX_READ_BUFFER,
-                _ => MAX_REQUEST_LINE + MAX_HEADER_BYTES + 1024,
+                _ => MAX_HEAD_BUFFER,
             };
             let want = (self.buf.len() * 2).clamp(INITIAL_READ_BUFFER, max);
             if want > self.buf.len() {

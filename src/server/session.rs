@@ -227,6 +227,7 @@ impl Session {
             Body::Empty => {}
             Body::Bytes(b) => self.out.push_bytes(b),
             Body::File { file, offset, len } => self.out.push_file(file, offset, len),
+            Body::Repeated { unit, offset, len } => self.out.push_repeated(&unit, offset, len),
         }
     }
 

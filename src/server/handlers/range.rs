@@ -48,6 +48,11 @@ fn part(body: Body, start: u64, len: u64) -> Body {
             offset: offset + start,
             len,
         },
+        Body::Repeated { unit, offset, .. } => Body::Repeated {
+            unit,
+            offset: offset + start,
+            len,
+        },
     }
 }
 

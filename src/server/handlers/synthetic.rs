@@ -6,12 +6,13 @@ use super::app::App;
 use super::response::{Action, Body, Response};
 use crate::http::{Method, RequestHead};
 
-/// Largest `/bytes/N` answer; bigger requests are refused rather than
-/// letting one URL make the server allocate without bound.
+/// Largest `/bytes/N` answer; bigger requests are refused (400). Answers
+/// past the pattern's size repeat it without copying, so this bounds the
+/// bytes sent, not memory.
 pub const MAX_SYNTHETIC_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Pattern served by `/bytes/N`; answers up to its size share it without
-/// copying.
+/// Pattern served by `/bytes/N`, repeated for larger answers; every answer
+/// shares it without copying.
 static PATTERN: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
 const PATTERN_LEN: usize = 1024 * 1024;
 
@@ -64,21 +65,19 @@ fn bytes(n: &str) -> Response {
     if n > MAX_SYNTHETIC_BYTES {
         return Response::text(400, "400 Bad Request: /bytes/N is limited to 64 MiB");
     }
+    // Larger answers repeat the pattern: slices of it, not a copy each.
     let body = if n as usize <= PATTERN_LEN {
-        pattern().slice(..n as usize)
+        Body::Bytes(pattern().slice(..n as usize))
     } else {
-        let p = pattern();
-        Bytes::from(
-            p.iter()
-                .cycle()
-                .take(n as usize)
-                .copied()
-                .collect::<Vec<u8>>(),
-        )
+        Body::Repeated {
+            unit: pattern().clone(),
+            offset: 0,
+            len: n,
+        }
     };
     Response::new(200)
         .header("Content-Type", "application/octet-stream")
-        .body(Body::Bytes(body))
+        .body(body)
 }
 
 fn status(n: &str) -> Response {

@@ -42,7 +42,8 @@ pub struct ServeArgs {
     /// Most connections open at once (per process for prefork).
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
-    /// Largest request body /echo accepts (e.g. 8M).
+    /// Largest request body /echo accepts, and that a route which does not
+    /// use its body reads and discards (e.g. 8M); larger ones get 413.
     #[arg(long, default_value = "8M", value_parser = parse_size)]
     pub max_body: u64,
     /// Time to receive a whole request head.

@@ -534,18 +534,21 @@ fn regression_sigterm_during_startup_waited_out_the_grace_period(model: &str) {
     }
 }
 
-/// Starts `loadlab serve ARGS...` as user nobody with at most `nproc`
-/// processes and threads for that user (root is exempt from the limit),
-/// from a copy of the binary that nobody may run; waits for it to exit.
-/// Returns (exit code, stderr, the marker its command line carries).
-fn serve_as_nobody_with_nproc(nproc: u32, args: &[&str]) -> (Option<i32>, String, String) {
+/// `loadlab serve ARGS...` as user nobody with at most `nproc` processes
+/// and threads for that user (root is exempt from the limit), from a copy
+/// of the binary in `dir` that nobody may run, stderr to `dir/stderr`.
+/// Returns the command and the marker its command line carries.
+fn serve_as_nobody_command(
+    dir: &std::path::Path,
+    nproc: u32,
+    args: &[&str],
+) -> (std::process::Command, String) {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let bin = dir.path().join("loadlab-nproc");
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.join("loadlab-nproc");
     std::fs::copy(loadlab_bin(), &bin).unwrap();
     // The upload directory doubles as a marker no other process carries.
-    let files = dir.path().join("files");
+    let files = dir.join("files");
     std::fs::create_dir(&files).unwrap();
     std::fs::set_permissions(&files, std::fs::Permissions::from_mode(0o777)).unwrap();
     let marker = files.to_str().unwrap().to_string();
@@ -561,11 +564,18 @@ fn serve_as_nobody_with_nproc(nproc: u32, args: &[&str]) -> (Option<i32>, String
     .arg(&bin)
     .args(["serve", "--addr", "127.0.0.1:0", "--files", &marker])
     .args(args)
-    .stdout(std::process::Stdio::null())
     // A file, not a pipe: workers left behind would hold a pipe open
     // and a read of it would never end.
-    .stderr(std::fs::File::create(dir.path().join("stderr")).unwrap());
-    let mut child = cmd.spawn().unwrap();
+    .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
+    (cmd, marker)
+}
+
+/// Runs `serve_as_nobody_command` and waits for it to exit. Returns (exit
+/// code, stderr, the marker its command line carries).
+fn serve_as_nobody_with_nproc(nproc: u32, args: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cmd, marker) = serve_as_nobody_command(dir.path(), nproc, args);
+    let mut child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
     let mut status = None;
     wait_until(WAIT, || {
         status = child.try_wait().unwrap();
@@ -618,4 +628,49 @@ fn regression_reactors_panicked_and_hung_when_a_thread_would_not_start() {
     assert!(!err.contains("panicked"), "{err}");
     let left = kill_processes_with(&marker);
     assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn regression_thread_pool_announced_workers_that_never_started() {
+    use std::io::BufRead;
+    // 50 threads asked with room for about 12: the pool serves with those
+    // that started, says so in one line, and announces that number.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cmd, marker) = serve_as_nobody_command(
+        dir.path(),
+        12,
+        &["--model", "thread-pool", "--workers", "50"],
+    );
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    let read = std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line);
+    let err = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    let outcome = (|| {
+        read.map_err(|e| e.to_string())?;
+        let addr = loadlab::proc::child::parse_startup_line(line.trim_end())
+            .ok_or_else(|| format!("no start-up line: {line:?}, stderr {err:?}"))?;
+        let workers: usize = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("workers="))
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("no workers= in {line:?}"))?;
+        let failures: Vec<&str> = err.lines().filter(|l| l.contains("pool thread")).collect();
+        let said = format!("started {workers} of 50 pool threads");
+        if !(1..50).contains(&workers) || failures.len() != 1 || !failures[0].contains(&said) {
+            return Err(format!("announced {line:?}; stderr {err:?}"));
+        }
+        // It serves with the threads it has.
+        let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        s.write_all(b"GET /bytes/2 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .map_err(|e| e.to_string())?;
+        let r = read_response(&mut s, false).map_err(|e| e.to_string())?;
+        (r.status == 200)
+            .then_some(())
+            .ok_or(format!("answered {}", r.status))
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    kill_processes_with(&marker);
+    outcome.unwrap();
 }

@@ -1,7 +1,8 @@
 //! `loadlab sweep`'s targets and exit statuses (issue 18): a `url:` target
 //! requests its own path, a `cmd:` target that never comes up fails the
 //! sweep with its stderr, a sweep with only failed runs exits 1, and
-//! `--fail-on` exits 3 naming the run where a condition held.
+//! `--fail-on` exits 3 naming the run where a condition held; a worker
+//! count a target cannot run with is a usage error (issue 19).
 
 mod common;
 
@@ -110,6 +111,39 @@ fn path_with_a_url_target_is_a_usage_error() {
         assert!(stdout.is_empty(), "{stdout}");
         assert!(!out.exists(), "nothing ran for {args:?}");
     }
+}
+
+/// Regression (issue 19): `model:prefork:workers=0` silently ran one
+/// worker. A worker count a target cannot run with is a usage error, in a
+/// target spec and in `--workers` alike, as `serve --workers 0` is.
+#[test]
+fn regression_prefork_workers_0_ran_one_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res");
+    let cases = [
+        (
+            vec!["-T", "model:prefork:workers=0"],
+            "'model:prefork:workers=0': 0 is too few processes for prefork (at least 1)",
+        ),
+        (
+            vec!["-T", "model:prefork", "--workers", "2,0"],
+            "--workers 0 for model:prefork: 0 is too few processes for prefork (at least 1)",
+        ),
+    ];
+    for (args, says) in cases {
+        let (stdout, stderr, code) = sweep(&args, &out);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(!out.exists(), "nothing ran for {args:?}");
+    }
+    let o = Command::new(loadlab_bin())
+        .args(["serve", "--model", "prefork", "--workers", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
 }
 
 /// Regression (issue 18): `-T "cmd:/bin/false {port}"` exited 0 with an

@@ -42,7 +42,8 @@ pub struct ServeArgs {
     /// Most connections open at once (per process for prefork).
     #[arg(long, default_value_t = 10_000)]
     pub max_connections: usize,
-    /// Largest request body /echo accepts (e.g. 8M).
+    /// Largest request body /echo accepts, and that a route which does not
+    /// use its body reads and discards (e.g. 8M); larger ones get 413.
     #[arg(long, default_value = "8M", value_parser = parse_size)]
     pub max_body: u64,
     /// Time to receive a whole request head.
@@ -169,21 +170,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let listener = server::bind(addr, cfg.model.needs_reuseport(), cfg.defer_accept)
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     let local = listener.local_addr()?;
-    // Exactly one line, flushed before any worker exists, so scripts and
-    // tests can read the port when they asked for port 0.
-    let mut out = std::io::stdout().lock();
-    write!(
-        out,
-        "{}{local} model={} workers={}",
-        crate::proc::child::STARTUP_PREFIX,
-        cfg.model,
-        cfg.workers
-    )?;
-    if let Some(dir) = &cfg.app.files_dir {
-        write!(out, " files={}", dir.display())?;
-    }
-    writeln!(out)?;
-    out.flush()?;
-    drop(out);
-    server::run(listener, &cfg, &shutdown)
+    // Exactly one line, once the model's workers exist (with the number
+    // that did start) and flushed before any prefork worker is forked, so
+    // scripts and tests can read the port when they asked for port 0.
+    let mut announce = |workers: usize| -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        write!(
+            out,
+            "{}{local} model={} workers={workers}",
+            crate::proc::child::STARTUP_PREFIX,
+            cfg.model
+        )?;
+        if let Some(dir) = &cfg.app.files_dir {
+            write!(out, " files={}", dir.display())?;
+        }
+        writeln!(out)?;
+        Ok(out.flush()?)
+    };
+    server::run(listener, &cfg, &shutdown, &mut announce)
 }

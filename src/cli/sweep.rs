@@ -190,6 +190,14 @@ impl SweepArgs {
             plan.paths = self.path.clone();
         }
         if !self.workers.is_empty() {
+            for (&w, t) in self
+                .workers
+                .iter()
+                .flat_map(|w| plan.targets.iter().map(move |t| (w, t)))
+            {
+                t.check_workers(w)
+                    .map_err(|e| usage(format!("--workers {w} for {t}: {e}")))?;
+            }
             plan.workers = self.workers.iter().map(|&w| Some(w)).collect();
         }
         if !self.cpus.is_empty() {

@@ -11,9 +11,7 @@ use std::ops::Range;
 use super::chunked::{ChunkStep, ChunkedDecoder};
 use super::error::ProtoError;
 use super::head::{self, HeadScan};
-use super::limits::{
-    Limits, INITIAL_READ_BUFFER, MAX_HEADER_BYTES, MAX_READ_BUFFER, MAX_REQUEST_LINE,
-};
+use super::limits::{Limits, INITIAL_READ_BUFFER, MAX_HEAD_BUFFER, MAX_READ_BUFFER};
 use super::request::{BodyLength, RequestHead, Version};
 use super::response::{encode_head, status_has_no_body};
 
@@ -56,6 +54,15 @@ enum BodyState {
     Chunked(ChunkedDecoder),
 }
 
+/// A response whose head went out while its request's body was still being
+/// read (`/echo` streams the body back): how its body is framed and whether
+/// the connection may be kept after it.
+#[derive(Debug, Clone, Copy)]
+struct Streamed {
+    chunked: bool,
+    keep: bool,
+}
+
 #[derive(Debug)]
 enum State {
     Idle,
@@ -85,6 +92,25 @@ pub struct ServerConn {
     /// The request being answered is a HEAD: its error answers carry no
     /// body either (RFC 9110 9.3.2).
     head_request: bool,
+    /// The response to the request being read has started (see
+    /// `write_streaming_head`): no other answer can be given to it.
+    streamed: Option<Streamed>,
+}
+
+/// Encodes one piece of a streamed response body (see
+/// `ServerConn::write_streaming_head`): as it is, or as one chunk.
+pub fn encode_streamed(out: &mut Vec<u8>, piece: &[u8], chunked: bool) {
+    if piece.is_empty() {
+        // An empty chunk would end a chunked body early.
+        return;
+    }
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        out.extend_from_slice(piece);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        out.extend_from_slice(piece);
+    }
 }
 
 impl ServerConn {
@@ -103,6 +129,7 @@ impl ServerConn {
             eof: false,
             unread: false,
             head_request: false,
+            streamed: None,
         }
     }
 
@@ -164,7 +191,7 @@ impl ServerConn {
         if self.end == self.buf.len() || streaming {
             let max = match self.state {
                 State::Body(_) => MAX_READ_BUFFER,
-                _ => MAX_REQUEST_LINE + MAX_HEADER_BYTES + 1024,
+                _ => MAX_HEAD_BUFFER,
             };
             let want = (self.buf.len() * 2).clamp(INITIAL_READ_BUFFER, max);
             if want > self.buf.len() {
@@ -205,8 +232,12 @@ impl ServerConn {
     }
 
     /// The error to answer when the timeout of the current phase expires:
-    /// 408 while a request is partly received, nothing when idle.
+    /// 408 while a request is partly received, nothing when idle or when
+    /// its response has already started.
     pub fn timeout_error(&self) -> Option<ProtoError> {
+        if self.streamed.is_some() {
+            return None;
+        }
         match self.phase() {
             Phase::Head | Phase::Body => Some(ProtoError::new(408, "request timed out")),
             _ => None,
@@ -389,11 +420,7 @@ impl ServerConn {
             self.state = State::Respond;
         }
         let keep = self.keep_alive && !close && !self.eof && matches!(self.state, State::Respond);
-        let connection = match (keep, self.version) {
-            (false, _) => Some("close"),
-            (true, Version::Http10) => Some("keep-alive"),
-            (true, Version::Http11) => None,
-        };
+        let connection = self.connection_header(keep);
         let len = (!status_has_no_body(status)).then_some(content_length);
         encode_head(out, status, len, connection, headers);
         if !keep && (matches!(self.state, State::Body(_)) || self.start < self.end) {
@@ -410,8 +437,79 @@ impl ServerConn {
         self.unread && !self.eof
     }
 
-    /// Answers a protocol error with a short text body and closes.
+    /// The Connection value a response needs, if any: `close` when the
+    /// connection ends, `keep-alive` when an HTTP/1.0 one does not.
+    fn connection_header(&self, keep: bool) -> Option<&'static str> {
+        match (keep, self.version) {
+            (false, _) => Some("close"),
+            (true, Version::Http10) => Some("keep-alive"),
+            (true, Version::Http11) => None,
+        }
+    }
+
+    /// Encodes the head of a response whose body is the request body itself,
+    /// sent back piece by piece as it is read, so nothing but the output
+    /// queue holds it: with the request's Content-Length, or chunked when
+    /// the request is chunked. Each piece then goes out through
+    /// `encode_streamed`, and `finish_streaming` ends the response once the
+    /// body has. Returns whether the pieces are chunked.
+    ///
+    /// A failure after this point (a malformed chunk, the peer gone, a
+    /// timeout) can no longer be answered: the connection is closed with
+    /// the response cut short, which is how the client learns of it.
+    pub fn write_streaming_head(
+        &mut self,
+        out: &mut Vec<u8>,
+        status: u16,
+        headers: &[u8],
+        close: bool,
+    ) -> bool {
+        let (len, chunked) = match &self.state {
+            State::Body(BodyState::Length { total, .. }) => (Some(*total), false),
+            State::Body(BodyState::Chunked(_)) => (None, true),
+            // Only called right after a head; the body framing is known.
+            _ => (Some(0), false),
+        };
+        // HTTP/1.0 requests cannot be chunked (head.rs refuses them), so a
+        // chunked response always goes to a client that reads it.
+        let keep = self.keep_alive && !close && !self.eof;
+        let connection = self.connection_header(keep);
+        let mut lines = headers.to_vec();
+        if chunked {
+            lines.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        }
+        encode_head(out, status, len, connection, &lines);
+        self.streamed = Some(Streamed { chunked, keep });
+        chunked
+    }
+
+    /// Ends a response started by `write_streaming_head` once the request
+    /// body has ended (`Event::End`). Returns whether the connection stays
+    /// open for another request.
+    pub fn finish_streaming(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(s) = self.streamed.take() else {
+            return false;
+        };
+        if s.chunked {
+            out.extend_from_slice(b"0\r\n\r\n");
+        }
+        let keep = s.keep && !self.eof && matches!(self.state, State::Respond);
+        if !keep && self.start < self.end {
+            self.unread = true;
+        }
+        self.state = if keep { State::Idle } else { State::Closed };
+        keep
+    }
+
+    /// Answers a protocol error with a short text body and closes. A
+    /// request whose response has started gets nothing more: the cut-short
+    /// response and the close say it failed.
     pub fn write_error(&mut self, out: &mut Vec<u8>, err: &ProtoError) {
+        if self.streamed.take().is_some() {
+            self.state = State::Closed;
+            self.unread = true;
+            return;
+        }
         let body = format!("{} {}\n", err.status, err.reason);
         self.state = State::Closed;
         self.write_head(

@@ -15,6 +15,9 @@ pub const MAX_CHUNK_LINE: usize = 4 * 1024;
 pub const MAX_TRAILER_BYTES: usize = 64 * 1024;
 /// Default request body limit for bodies the server buffers (e.g. `/echo`).
 pub const DEFAULT_MAX_BODY: u64 = 8 * 1024 * 1024;
+/// Largest read buffer a connection grows to while reading a head: the
+/// longest request line and header section, and room for their line ends.
+pub const MAX_HEAD_BUFFER: usize = MAX_REQUEST_LINE + MAX_HEADER_BYTES + 1024;
 /// Largest read buffer a connection grows to while streaming a body.
 pub const MAX_READ_BUFFER: usize = 256 * 1024;
 /// First read buffer size: small, because most requests are a few hundred

@@ -14,7 +14,7 @@ pub mod limits;
 pub mod request;
 pub mod response;
 
-pub use conn::{Event, Phase, ServerConn};
+pub use conn::{encode_streamed, Event, Phase, ServerConn};
 pub use error::ProtoError;
 pub use limits::Limits;
 pub use request::{BodyLength, Method, RequestHead, Version};

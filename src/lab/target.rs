@@ -71,16 +71,28 @@ impl FromStr for TargetSpec {
                     }),
             }
         };
+        // A count the target cannot run with is refused here, not rounded
+        // up to one it can (prefork ran one worker for workers=0).
+        let checked = |t: TargetSpec| match t {
+            TargetSpec::Model {
+                workers: Some(n), ..
+            }
+            | TargetSpec::Nginx { workers: Some(n) } => t
+                .check_workers(n)
+                .map(|()| t)
+                .map_err(|e| format!("'{s}': {e}")),
+            t => Ok(t),
+        };
         if let Some(rest) = s.strip_prefix("model:") {
             let mut parts = rest.splitn(2, ':');
             let model: Model = parts.next().unwrap_or("").parse()?;
-            return Ok(TargetSpec::Model {
+            return checked(TargetSpec::Model {
                 model,
                 workers: workers_opt(parts.next())?,
             });
         }
         if s == "nginx" || s.starts_with("nginx:") {
-            return Ok(TargetSpec::Nginx {
+            return checked(TargetSpec::Nginx {
                 workers: workers_opt(s.strip_prefix("nginx:"))?,
             });
         }
@@ -141,6 +153,19 @@ impl TargetSpec {
                 sweep_workers.or(*workers).unwrap_or_else(crate::sys::cores)
             }
             _ => 0,
+        }
+    }
+
+    /// Refuses a worker count below what the target can run with: a
+    /// model's minimum (`serve --workers` says the same), or no nginx
+    /// worker process at all. Targets that ignore the count take any.
+    pub fn check_workers(&self, n: usize) -> Result<(), String> {
+        match self {
+            TargetSpec::Model { model, .. } => model.check_workers(n).map_err(|e| e.to_string()),
+            TargetSpec::Nginx { .. } if n == 0 => {
+                Err("0 is too few worker processes for nginx (at least 1)".into())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -309,6 +334,30 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_prefork_workers_0_ran_one_worker() {
+        // Each model: below its minimum refused in the spec, at it taken
+        // (0 is a thread pool that grows; models without workers ignore it).
+        for m in Model::ALL {
+            let min = m.min_workers();
+            if min > 0 {
+                let spec = format!("model:{m}:workers={}", min - 1);
+                let e = spec.parse::<TargetSpec>().unwrap_err();
+                assert!(
+                    e.starts_with(&format!("'{spec}': {} is too few", min - 1)),
+                    "{e}"
+                );
+                assert!(e.ends_with(&format!("(at least {min})")), "{e}");
+            }
+            let spec = format!("model:{m}:workers={min}");
+            assert!(spec.parse::<TargetSpec>().is_ok(), "{spec}");
+        }
+        assert!("model:prefork:workers=0".parse::<TargetSpec>().is_err());
+        let e = "nginx:workers=0".parse::<TargetSpec>().unwrap_err();
+        assert!(e.ends_with("(at least 1)"), "{e}");
+        assert!("nginx:workers=1".parse::<TargetSpec>().is_ok());
+    }
 
     #[test]
     fn a_url_target_keeps_its_own_path_apart_from_its_name() {

@@ -12,15 +12,13 @@ pub mod session;
 pub mod shutdown;
 mod sockopt;
 
-use std::net::TcpListener;
-
 pub use config::ServerConfig;
 pub use handlers::App;
 pub use listen::{bind, LISTEN_BACKLOG};
-pub use models::Model;
+pub use models::{run, Model};
 pub use shutdown::{wait_drained, Shutdown};
 
-/// Runs the configured model until shutdown.
-pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    models::run(listener, cfg, shutdown)
-}
+/// Told how many workers a model started, once they exist (a thread pool
+/// under a process limit may start fewer than asked); `serve` prints its
+/// start-up line from it. An error stops the server before it serves.
+pub type Ready<'a> = &'a mut dyn FnMut(usize) -> anyhow::Result<()>;

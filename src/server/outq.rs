@@ -14,6 +14,9 @@ use bytes::Bytes;
 const COALESCE_MAX: usize = 16 * 1024;
 /// Stop decoding pipelined requests once this much output is queued.
 const HIGH_WATER: usize = 256 * 1024;
+/// Largest drained buffer kept for the next batch (see `spare`); a larger
+/// one, grown for a burst, is freed rather than held by an idle connection.
+const SPARE_MAX: usize = 64 * 1024;
 /// Files at least this large go out corked (TCP_CORK) with their head, so
 /// the kernel sends full-sized segments instead of pushing each piece
 /// (TCP_NODELAY is on): nginx's `tcp_nopush`. Measured on loopback, 100 MB
@@ -112,6 +115,22 @@ impl OutQueue {
         }
     }
 
+    /// `len` bytes of `unit` repeated from `offset` into it, as slices of
+    /// `unit` (no copy): one segment per repetition.
+    pub fn push_repeated(&mut self, unit: &Bytes, offset: u64, len: u64) {
+        if unit.is_empty() {
+            return;
+        }
+        let mut pos = (offset % unit.len() as u64) as usize;
+        let mut left = len;
+        while left > 0 {
+            let n = (unit.len() - pos).min(usize::try_from(left).unwrap_or(usize::MAX));
+            self.push_bytes(unit.slice(pos..pos + n));
+            left -= n as u64;
+            pos = 0;
+        }
+    }
+
     pub fn push_file(&mut self, file: File, offset: u64, len: u64) {
         self.cork_wanted |= len >= CORK_MIN;
         if len > 0 {
@@ -206,7 +225,7 @@ impl OutQueue {
                 }
                 if done {
                     if let Some(Seg::Buf(mut b)) = self.segs.pop_front() {
-                        if b.capacity() <= 64 * 1024 {
+                        if b.capacity() <= SPARE_MAX {
                             b.clear();
                             self.spare = b;
                         }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::handlers::{route, Action, App, Body, BodySink, Response};
 use super::outq::OutQueue;
-use crate::http::{BodyLength, Event, Limits, Phase, ServerConn};
+use crate::http::{encode_streamed, BodyLength, Event, Limits, Phase, RequestHead, ServerConn};
 
 /// Longest time queued output may make no progress before the peer is
 /// taken to be gone.
@@ -19,6 +19,23 @@ enum Pending {
     /// The handler already answered; the body is read and thrown away so
     /// the connection can be kept alive.
     Discard(Response),
+    /// The response (`/echo`'s) is the body itself.
+    Echo(Echo),
+}
+
+/// Most of an `/echo` body held before its response starts. A body that
+/// ends within it is answered whole, with a Content-Length (and a request
+/// that fails within it with its error status); past it the response head
+/// goes out and the body follows as it is read, so a connection never
+/// holds more than this, one read and its output queue.
+pub const ECHO_HOLD: usize = 64 * 1024;
+
+/// An `/echo` exchange: its response head, and the body held so far or,
+/// once streaming, whether its pieces are chunked.
+struct Echo {
+    resp: Response,
+    held: Vec<u8>,
+    chunked: Option<bool>,
 }
 
 pub struct Session {
@@ -73,37 +90,73 @@ impl Session {
                     let has_body = head.body != BodyLength::Empty;
                     match route(app, &head) {
                         Action::Respond(resp) if !has_body => self.respond(resp),
-                        // A client waiting for 100-continue gets the final
-                        // answer instead and does not send the body.
-                        Action::Respond(resp) if head.expect_continue => self.respond(resp),
-                        Action::Respond(resp) => self.pending = Some(Pending::Discard(resp)),
-                        Action::ReadBody(sink) => {
-                            self.conn.set_max_body(sink.max_body());
-                            if head.expect_continue {
-                                if let BodyLength::Length(n) = head.body {
-                                    if n > sink.max_body() {
-                                        self.respond(Response::error(413));
-                                        continue;
-                                    }
+                        // A body the route does not use is thrown away, and
+                        // refused past the same bound whether or not the
+                        // client waits for 100; one that waits is answered
+                        // at once instead and sends no body.
+                        Action::Respond(resp) => {
+                            let max = self.conn.limits().max_body;
+                            if self.admit(&head, max, false) {
+                                if head.expect_continue {
+                                    self.respond(resp);
+                                } else {
+                                    self.pending = Some(Pending::Discard(resp));
                                 }
-                                self.out.encode(|b| self.conn.write_continue(b));
                             }
-                            self.pending = Some(Pending::Sink(sink));
+                        }
+                        Action::ReadBody(sink) => {
+                            if self.admit(&head, sink.max_body(), true) {
+                                self.pending = Some(Pending::Sink(sink));
+                            }
+                        }
+                        Action::Echo {
+                            head: resp,
+                            max_body,
+                        } => {
+                            if self.admit(&head, max_body, true) {
+                                self.pending = Some(Pending::Echo(Echo {
+                                    resp,
+                                    held: Vec::new(),
+                                    chunked: None,
+                                }));
+                            }
                         }
                     }
                 }
-                Event::Data(chunk) => {
-                    if let Some(Pending::Sink(sink)) = &mut self.pending {
+                Event::Data(chunk) => match &mut self.pending {
+                    Some(Pending::Sink(sink)) => {
                         if let Err(resp) = sink.data(chunk) {
                             self.pending = None;
                             self.respond(resp.closing());
                         }
                     }
-                }
+                    Some(Pending::Echo(echo)) => match echo.chunked {
+                        Some(chunked) => self.out.encode(|b| encode_streamed(b, chunk, chunked)),
+                        None => {
+                            echo.held.extend_from_slice(chunk);
+                            if echo.held.len() > ECHO_HOLD {
+                                self.stream_echo();
+                            }
+                        }
+                    },
+                    Some(Pending::Discard(_)) | None => {}
+                },
                 Event::End => {
                     let resp = match self.pending.take() {
                         Some(Pending::Sink(sink)) => sink.finish(),
                         Some(Pending::Discard(resp)) => resp,
+                        Some(Pending::Echo(Echo {
+                            resp,
+                            held,
+                            chunked: None,
+                        })) => resp.body(Body::Bytes(held.into())),
+                        Some(Pending::Echo(_)) => {
+                            self.out.encode(|b| self.conn.finish_streaming(b));
+                            if self.conn.phase() == Phase::Closed {
+                                self.out.set_last();
+                            }
+                            continue;
+                        }
                         None => continue,
                     };
                     self.respond(resp);
@@ -118,6 +171,42 @@ impl Session {
                 Event::NeedData | Event::Paused | Event::Closed => break,
             }
         }
+    }
+
+    /// Bounds the request body to `max` bytes: a declared length past it
+    /// is answered with 413 at once (the conn would refuse it at the first
+    /// body byte anyway, and a client waiting for 100 then sends nothing);
+    /// a chunked one is refused when a chunk crosses it. With `wanted`, a
+    /// client waiting for 100 gets it. Returns false if refused.
+    fn admit(&mut self, head: &RequestHead, max: u64, wanted: bool) -> bool {
+        self.conn.set_max_body(max);
+        if matches!(head.body, BodyLength::Length(n) if n > max) {
+            self.respond(Response::error(413));
+            return false;
+        }
+        if wanted && head.expect_continue {
+            self.out.encode(|b| self.conn.write_continue(b));
+        }
+        true
+    }
+
+    /// An `/echo` body outgrew `ECHO_HOLD`: its response head goes out with
+    /// what is held, and the rest follows piece by piece as it is decoded.
+    fn stream_echo(&mut self) {
+        let Some(Pending::Echo(echo)) = &mut self.pending else {
+            return;
+        };
+        self.answered = true;
+        let close = echo.resp.close || self.close_next;
+        let (resp, held) = (&echo.resp, std::mem::take(&mut echo.held));
+        let chunked = self.out.encode(|b| {
+            let chunked = self
+                .conn
+                .write_streaming_head(b, resp.status, &resp.headers, close);
+            encode_streamed(b, &held, chunked);
+            chunked
+        });
+        echo.chunked = Some(chunked);
     }
 
     fn respond(&mut self, resp: Response) {
@@ -138,6 +227,7 @@ impl Session {
             Body::Empty => {}
             Body::Bytes(b) => self.out.push_bytes(b),
             Body::File { file, offset, len } => self.out.push_file(file, offset, len),
+            Body::Repeated { unit, offset, len } => self.out.push_repeated(&unit, offset, len),
         }
     }
 

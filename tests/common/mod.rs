@@ -254,6 +254,13 @@ pub fn read_response(stream: &mut impl Read, head_request: bool) -> std::io::Res
     if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
         return Ok(resp);
     }
+    if resp
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        resp.body = read_chunked(stream)?;
+        return Ok(resp);
+    }
     match resp
         .header("content-length")
         .map(|v| v.parse::<usize>().unwrap())
@@ -267,6 +274,32 @@ pub fn read_response(stream: &mut impl Read, head_request: bool) -> std::io::Res
         }
     }
     Ok(resp)
+}
+
+/// Reads a chunked body (the server sends no extensions or trailers).
+fn read_chunked(stream: &mut impl Read) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while !line.ends_with(b"\r\n") {
+            stream.read_exact(&mut byte)?;
+            line.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&line[..line.len() - 2]).to_string();
+        let size = usize::from_str_radix(text.trim(), 16).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("chunk size {text:?}"),
+            )
+        })?;
+        let mut piece = vec![0u8; size + 2];
+        stream.read_exact(&mut piece)?;
+        if size == 0 {
+            return Ok(body);
+        }
+        body.extend_from_slice(&piece[..size]);
+    }
 }
 
 /// Opens a connection, writes `raw`, reads one response.

@@ -16,7 +16,7 @@ pub struct App {
     pub files_dir: Option<PathBuf>,
     /// Largest upload the file service accepts (413 above it).
     pub max_upload: u64,
-    /// Largest body `/echo` buffers in memory.
+    /// Largest body `/echo` streams back (`--max-body`).
     pub max_echo: u64,
 }
 

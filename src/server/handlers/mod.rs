@@ -5,6 +5,7 @@ mod app;
 mod docroot;
 pub mod files;
 mod path;
+mod range;
 mod response;
 mod static_files;
 mod synthetic;

@@ -19,6 +19,14 @@ pub enum Body {
         offset: u64,
         len: u64,
     },
+    /// `len` bytes of `unit` repeated, starting `offset` bytes into it:
+    /// sent as slices of the one shared buffer, so a large synthetic answer
+    /// allocates nothing per request.
+    Repeated {
+        unit: Bytes,
+        offset: u64,
+        len: u64,
+    },
 }
 
 impl Body {
@@ -26,7 +34,7 @@ impl Body {
         match self {
             Body::Empty => 0,
             Body::Bytes(b) => b.len() as u64,
-            Body::File { len, .. } => *len,
+            Body::File { len, .. } | Body::Repeated { len, .. } => *len,
         }
     }
 
@@ -123,4 +131,9 @@ pub enum Action {
     Respond(Response),
     /// Stream the body into this sink, then answer with what it returns.
     ReadBody(Box<dyn BodySink>),
+    /// Answer with this status and these header lines, whose body is the
+    /// request body itself (up to `max_body` bytes), sent back piece by
+    /// piece as it is read: `/echo` holds no body in memory, only what the
+    /// output queue holds before the client reads it.
+    Echo { head: Response, max_body: u64 },
 }

@@ -1,6 +1,7 @@
 //! Static files: the embedded docroot or a directory, with ETag,
-//! Last-Modified, conditional requests, an in-memory cache for small files
-//! and sendfile for large ones.
+//! Last-Modified, conditional requests, single byte ranges, an in-memory
+//! cache for small files and sendfile for large ones. A directory is served
+//! by its index.html at its path with a trailing slash.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -15,6 +16,7 @@ use bytes::Bytes;
 
 use super::docroot::EMBEDDED_FILES;
 use super::path::decode_path;
+use super::range;
 use super::response::{Body, Response};
 use crate::http::RequestHead;
 
@@ -39,6 +41,8 @@ pub struct Entry {
     path: PathBuf,
     len: u64,
     checked: Instant,
+    /// Served as a directory's index.html: its URL ends with a slash.
+    dir_index: bool,
 }
 
 #[derive(Debug)]
@@ -88,19 +92,20 @@ impl StaticRoot {
         let Ok(segments) = decode_path(raw_path) else {
             return Response::error(400);
         };
-        let entry = match self {
+        let (entry, dir_index) = match self {
             StaticRoot::Embedded(map) => {
+                // The root is the one directory: `/` is its index, while
+                // `/index.html` names the file.
                 let name = segments.join("/");
-                let name = if name.is_empty() { "index.html" } else { &name };
-                match map.get(name) {
-                    Some(e) => Arc::clone(e),
+                match map.get(if name.is_empty() { "index.html" } else { &name }) {
+                    Some(e) => (Arc::clone(e), name.is_empty()),
                     None => return Response::error(404),
                 }
             }
             StaticRoot::Dir { root, cache } => {
                 let key = segments.join("/");
                 let cached = cache.read().ok().and_then(|c| c.get(&key).cloned());
-                match cached {
+                let e = match cached {
                     Some(e) if e.checked.elapsed() < REVALIDATE_AFTER => e,
                     _ => match lookup(root, &segments) {
                         Ok(e) => {
@@ -115,11 +120,30 @@ impl StaticRoot {
                         }
                         Err(status) => return Response::error(status),
                     },
-                }
+                };
+                let dir_index = e.dir_index;
+                (e, dir_index)
             }
         };
-        respond(head, &entry)
+        // Relative names in a directory's index resolve against its URL,
+        // so it must end with a slash; a file's must not.
+        match (dir_index, raw_path.ends_with('/')) {
+            (true, false) => redirect_to_dir(head, raw_path),
+            (false, true) => Response::error(404),
+            _ => respond(head, &entry),
+        }
     }
+}
+
+/// 301 to a directory's URL with the slash it lacks, query kept.
+fn redirect_to_dir(head: &RequestHead, raw_path: &str) -> Response {
+    // One leading slash: `//host/dir` would be read as another host.
+    let mut location = format!("/{}/", raw_path.trim_start_matches('/'));
+    if let Some(q) = head.query() {
+        location.push('?');
+        location.push_str(q);
+    }
+    Response::error(301).header("Location", &location)
 }
 
 fn respond(head: &RequestHead, e: &Entry) -> Response {
@@ -146,12 +170,7 @@ fn respond(head: &RequestHead, e: &Entry) -> Response {
             Err(err) => return Response::error(status_for(&err)),
         },
     };
-    Response {
-        status: 200,
-        headers: e.headers.clone(),
-        body,
-        close: false,
-    }
+    range::respond(head, &e.validators, e.headers.clone(), body)
 }
 
 pub(super) fn status_for(err: &io::Error) -> u16 {
@@ -176,7 +195,8 @@ fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
         return Err(403);
     }
     let mut meta = fs::metadata(&real).map_err(|e| status_for(&e))?;
-    if meta.is_dir() {
+    let dir_index = meta.is_dir();
+    if dir_index {
         real.push("index.html");
         meta = fs::metadata(&real).map_err(|e| status_for(&e))?;
     }
@@ -185,6 +205,7 @@ fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
     }
     let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
     let mut e = entry_for(real, meta.len(), mtime);
+    e.dir_index = dir_index;
     if meta.len() <= CACHE_FILE_MAX {
         e.content = Some(Bytes::from(fs::read(&e.path).map_err(|e| status_for(&e))?));
         e.len = e.content.as_ref().map_or(0, |c| c.len() as u64);
@@ -195,7 +216,7 @@ fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
 fn entry_for(path: PathBuf, len: u64, mtime: SystemTime) -> Entry {
     let validators = Validators::new(mtime, len);
     let headers = format!(
-        "Content-Type: {}\r\n{}",
+        "Content-Type: {}\r\nAccept-Ranges: bytes\r\n{}",
         content_type(&path),
         validators.header_lines()
     );
@@ -206,6 +227,7 @@ fn entry_for(path: PathBuf, len: u64, mtime: SystemTime) -> Entry {
         path,
         len,
         checked: Instant::now(),
+        dir_index: false,
     }
 }
 

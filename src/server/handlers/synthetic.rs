@@ -3,15 +3,16 @@
 use bytes::Bytes;
 
 use super::app::App;
-use super::response::{Action, Body, BodySink, Response};
+use super::response::{Action, Body, Response};
 use crate::http::{Method, RequestHead};
 
-/// Largest `/bytes/N` answer; bigger requests are refused rather than
-/// letting one URL make the server allocate without bound.
+/// Largest `/bytes/N` answer; bigger requests are refused (400). Answers
+/// past the pattern's size repeat it without copying, so this bounds the
+/// bytes sent, not memory.
 pub const MAX_SYNTHETIC_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Pattern served by `/bytes/N`; answers up to its size share it without
-/// copying.
+/// Pattern served by `/bytes/N`, repeated for larger answers; every answer
+/// shares it without copying.
 static PATTERN: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
 const PATTERN_LEN: usize = 1024 * 1024;
 
@@ -35,14 +36,14 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
     }
     if path == "/echo" {
         return Some(match head.method {
-            Method::Post | Method::Put => Action::ReadBody(Box::new(Echo {
-                buf: Vec::new(),
-                max: app.max_echo,
-                content_type: head
-                    .header_str("content-type")
-                    .unwrap_or("application/octet-stream")
-                    .to_string(),
-            })),
+            Method::Post | Method::Put => Action::Echo {
+                head: Response::new(200).header(
+                    "Content-Type",
+                    head.header_str("content-type")
+                        .unwrap_or("application/octet-stream"),
+                ),
+                max_body: app.max_echo,
+            },
             m => Action::Respond(Response::not_allowed(m, "POST, PUT")),
         });
     }
@@ -64,21 +65,19 @@ fn bytes(n: &str) -> Response {
     if n > MAX_SYNTHETIC_BYTES {
         return Response::text(400, "400 Bad Request: /bytes/N is limited to 64 MiB");
     }
+    // Larger answers repeat the pattern: slices of it, not a copy each.
     let body = if n as usize <= PATTERN_LEN {
-        pattern().slice(..n as usize)
+        Body::Bytes(pattern().slice(..n as usize))
     } else {
-        let p = pattern();
-        Bytes::from(
-            p.iter()
-                .cycle()
-                .take(n as usize)
-                .copied()
-                .collect::<Vec<u8>>(),
-        )
+        Body::Repeated {
+            unit: pattern().clone(),
+            offset: 0,
+            len: n,
+        }
     };
     Response::new(200)
         .header("Content-Type", "application/octet-stream")
-        .body(Body::Bytes(body))
+        .body(body)
 }
 
 fn status(n: &str) -> Response {
@@ -94,29 +93,5 @@ fn status(n: &str) -> Response {
             }
         }
         _ => Response::text(400, "400 Bad Request: /status/N needs N in 200..599"),
-    }
-}
-
-/// Buffers the body (up to the echo limit) and sends it back.
-struct Echo {
-    buf: Vec<u8>,
-    max: u64,
-    content_type: String,
-}
-
-impl BodySink for Echo {
-    fn max_body(&self) -> u64 {
-        self.max
-    }
-
-    fn data(&mut self, chunk: &[u8]) -> Result<(), Response> {
-        self.buf.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Response {
-        Response::new(200)
-            .header("Content-Type", &self.content_type)
-            .body(Body::Bytes(Bytes::from(self.buf)))
     }
 }

@@ -12,18 +12,31 @@ pub mod thread_pool;
 
 use std::net::TcpListener;
 
-use super::{ServerConfig, Shutdown};
+use super::{Ready, ServerConfig, Shutdown};
 pub use crate::results::models::Model;
 
-pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    match cfg.model {
-        Model::Iterative => iterative::run(listener, cfg, shutdown),
-        Model::ThreadPerConn => thread_per_conn::run(listener, cfg, shutdown),
-        Model::ThreadPool => thread_pool::run(listener, cfg, shutdown),
-        Model::Prefork => prefork::run(listener, cfg, shutdown),
-        Model::EventLoop => event_loop::run(listener, cfg, shutdown),
-        Model::Reactors => reactors::run(listener, cfg, shutdown),
-    }
+/// Runs the configured model until shutdown, calling `ready` once with
+/// its workers. The thread pool reports its workers once it has
+/// started them; the others start theirs as configured or fail, so they
+/// are reported first (before prefork forks: the parent's output is
+/// flushed before any child exists).
+pub fn run(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+    ready: Ready<'_>,
+) -> anyhow::Result<()> {
+    type Run = fn(TcpListener, &ServerConfig, &Shutdown) -> anyhow::Result<()>;
+    let run: Run = match cfg.model {
+        Model::ThreadPool => return thread_pool::run(listener, cfg, shutdown, ready),
+        Model::Iterative => iterative::run,
+        Model::ThreadPerConn => thread_per_conn::run,
+        Model::Prefork => prefork::run,
+        Model::EventLoop => event_loop::run,
+        Model::Reactors => reactors::run,
+    };
+    ready(cfg.workers)?;
+    run(listener, cfg, shutdown)
 }
 
 #[cfg(test)]

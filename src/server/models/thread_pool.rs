@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::server::accept::{self, ConnLimit, ConnSlot};
 use crate::server::shutdown::TICK;
-use crate::server::{blocking, wait_drained, ServerConfig, Shutdown};
+use crate::server::{blocking, wait_drained, Ready, ServerConfig, Shutdown};
 
 /// A grown worker that has had nothing to do for this long exits.
 pub const IDLE_EXIT: Duration = Duration::from_secs(5);
@@ -56,7 +56,16 @@ impl Pool {
     }
 }
 
-pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+/// Runs the pool. A fixed pool starts its threads first and reports how
+/// many did to `ready` (under a process limit that may be fewer than
+/// asked: one line says so, and the pool serves with those); none at all
+/// is an error.
+pub fn run(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+    ready: Ready<'_>,
+) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
     let growable = cfg.workers == 0;
     let pool = Arc::new(Pool {
@@ -66,7 +75,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         idle: AtomicUsize::new(0),
         live: AtomicUsize::new(0),
     });
-    let spawn = |shared: &Arc<Pool>| {
+    let spawn = |shared: &Arc<Pool>| -> std::io::Result<()> {
         let pool = Arc::clone(shared);
         let app = Arc::clone(&cfg.app);
         let limits = cfg.limits.clone();
@@ -83,25 +92,88 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
                 }
                 pool.live.fetch_sub(1, Ordering::AcqRel);
             });
-        if let Err(e) = spawned {
+        spawned.map(drop).inspect_err(|_| {
             // The thread never ran, so it will not count itself out; without
             // this, shutdown would wait out the whole grace period.
             shared.live.fetch_sub(1, Ordering::AcqRel);
-            eprintln!("loadlab: cannot start a pool thread: {e}");
-        }
+        })
     };
-    for _ in 0..cfg.workers {
-        spawn(&pool);
+    let started = start_fixed(cfg.workers, || spawn(&pool));
+    if let Err(e) = started.and_then(ready) {
+        // Threads that did start exit instead of waiting for work.
+        shutdown.trigger();
+        return Err(e);
     }
     let limit = ConnLimit::new(cfg.max_connections);
+    // A growing pool that cannot grow says so once, not per connection.
+    let mut spawn_failing = false;
     while let Some(item) = accept::next(&listener, &limit, shutdown) {
         pool.push(item);
         if growable && pool.idle.load(Ordering::Acquire) < pool.queued.load(Ordering::Acquire) {
-            spawn(&pool);
+            match spawn(&pool) {
+                Ok(()) => spawn_failing = false,
+                Err(e) if !spawn_failing => {
+                    spawn_failing = true;
+                    eprintln!(
+                        "loadlab: cannot start another pool thread ({e}); the {} running serve the queue",
+                        pool.live.load(Ordering::Acquire)
+                    );
+                }
+                Err(_) => {}
+            }
         }
     }
     wait_drained(cfg.shutdown_grace, || {
         pool.live.load(Ordering::Acquire) == 0
     });
     Ok(())
+}
+
+/// Starts `workers` threads with `spawn`, stopping at the first failure
+/// (a process or memory limit: the next attempt would fail too). Returns
+/// how many started, having said in one line if that is fewer than asked;
+/// an error if none did.
+fn start_fixed(
+    workers: usize,
+    mut spawn: impl FnMut() -> std::io::Result<()>,
+) -> anyhow::Result<usize> {
+    for started in 0..workers {
+        if let Err(e) = spawn() {
+            if started == 0 {
+                anyhow::bail!("cannot start any of the {workers} pool threads: {e}");
+            }
+            eprintln!("loadlab: started {started} of {workers} pool threads ({e}); serving with {started}");
+            return Ok(started);
+        }
+    }
+    Ok(workers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::start_fixed;
+
+    #[test]
+    fn start_fixed_counts_the_threads_that_started() {
+        let fail_after = |n: usize| {
+            let mut calls = 0;
+            move || {
+                calls += 1;
+                if calls > n {
+                    Err(std::io::Error::from_raw_os_error(libc::EAGAIN))
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        assert_eq!(start_fixed(8, fail_after(100)).unwrap(), 8);
+        assert_eq!(start_fixed(8, fail_after(3)).unwrap(), 3);
+        let e = start_fixed(8, fail_after(0)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("cannot start any of the 8 pool threads"),
+            "{e}"
+        );
+        // A pool that grows on demand starts none up front.
+        assert_eq!(start_fixed(0, fail_after(0)).unwrap(), 0);
+    }
 }

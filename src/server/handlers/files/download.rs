@@ -8,9 +8,9 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::range::{self, ByteRange};
-use super::reply::{hex, io_status, json, query_param, FileDigest};
-use crate::http::{Method, RequestHead};
+use super::reply::{hex, io_status, json, query_param, FileDigest, NO_CACHE};
+use crate::http::RequestHead;
+use crate::server::handlers::range;
 use crate::server::handlers::static_files::content_type;
 use crate::server::handlers::validators::Validators;
 use crate::server::handlers::{Body, Response};
@@ -28,45 +28,23 @@ pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
     if query_param(head, "sha256").is_some() {
         return digest(name, file);
     }
-    let len = meta.len();
     let v = Validators::for_file(&meta);
     let headers = format!(
-        "Content-Type: {}\r\nAccept-Ranges: bytes\r\n{}",
+        "Content-Type: {}\r\nAccept-Ranges: bytes\r\n{NO_CACHE}{}",
         content_type(&path),
         v.header_lines()
     );
-    let base = |status| {
-        let mut r = Response::new(status);
-        r.headers = headers.clone().into();
-        r
-    };
     if let Some(status) = v.precondition(head) {
-        return base(status);
+        let mut r = Response::new(status);
+        r.headers = headers.into();
+        return r;
     }
-    // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
-    // whole representation.
-    let wanted = if head.method == Method::Get && v.if_range_holds(head) {
-        range::parse(head.header_str("range"), len)
-    } else {
-        ByteRange::Whole
+    let body = Body::File {
+        file,
+        offset: 0,
+        len: meta.len(),
     };
-    match wanted {
-        ByteRange::Whole => base(200).body(Body::File {
-            file,
-            offset: 0,
-            len,
-        }),
-        ByteRange::Part { start, end } => base(206)
-            .header("Content-Range", &format!("bytes {start}-{end}/{len}"))
-            .body(Body::File {
-                file,
-                offset: start,
-                len: end - start + 1,
-            }),
-        ByteRange::Unsatisfiable => {
-            Response::error(416).header("Content-Range", &format!("bytes */{len}"))
-        }
-    }
+    range::respond(head, &v, headers.into(), body)
 }
 
 /// Opens a regular file without following a symlink and without blocking

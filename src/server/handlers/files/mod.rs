@@ -9,7 +9,6 @@ mod digest;
 mod download;
 mod listing;
 pub mod name;
-mod range;
 mod reply;
 
 pub mod stale;

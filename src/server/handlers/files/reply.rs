@@ -9,6 +9,12 @@ use serde::Serialize;
 use crate::http::RequestHead;
 use crate::server::handlers::{Body, Response};
 
+/// Every answer about the files' current state (downloads, `?sha256`, the
+/// listing) says this: the files change under the same URL, and without
+/// it a cache may reuse an old answer by heuristic freshness (RFC 9111
+/// 4.2.2, from Last-Modified) instead of revalidating with the ETag.
+pub(super) const NO_CACHE: &str = "Cache-Control: no-cache\r\n";
+
 /// What uploads and `?sha256` answer.
 #[derive(Debug, Serialize)]
 pub(super) struct FileDigest<'a> {
@@ -17,15 +23,16 @@ pub(super) struct FileDigest<'a> {
     pub sha256: String,
 }
 
-/// A JSON response; serialising our own plain structs cannot fail, but a
-/// failure would still be an answer (500), not a panic.
+/// A JSON response, not to be reused without revalidation (`NO_CACHE`);
+/// serialising our own plain structs cannot fail, but a failure would
+/// still be an answer (500), not a panic.
 pub(super) fn json(status: u16, value: &impl Serialize) -> Response {
     match serde_json::to_vec(value) {
         Ok(mut body) => {
             body.push(b'\n');
-            Response::new(status)
-                .header("Content-Type", "application/json")
-                .body(Body::Bytes(Bytes::from(body)))
+            let mut r = Response::new(status).body(Body::Bytes(Bytes::from(body)));
+            r.headers = Bytes::from(format!("Content-Type: application/json\r\n{NO_CACHE}"));
+            r
         }
         Err(_) => Response::error(500),
     }

@@ -1,4 +1,60 @@
-//! The `Range` request header, single byte ranges only (RFC 9110 14.1.2).
+//! Byte ranges of a GET: the `Range` header, single ranges only (RFC 9110
+//! 14.1.2), and the 200, 206 or 416 answer built on it, shared by static
+//! files and the file service.
+
+use bytes::Bytes;
+
+use super::response::{Body, Response};
+use super::validators::Validators;
+use crate::http::{Method, RequestHead};
+
+/// Answers a GET or HEAD of a whole representation, `body`, with header
+/// lines `headers` (which say `Accept-Ranges: bytes`): all of it (200), or
+/// the single range a GET asks for (206), or 416 for a range that selects
+/// nothing. A range is ignored when If-Range names another version.
+/// Preconditions (304, 412) are the caller's, before this.
+pub fn respond(head: &RequestHead, v: &Validators, headers: Bytes, body: Body) -> Response {
+    let len = body.len();
+    // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
+    // whole representation.
+    let wanted = if head.method == Method::Get && v.if_range_holds(head) {
+        parse(head.header_str("range"), len)
+    } else {
+        ByteRange::Whole
+    };
+    let mut r = Response::new(200);
+    r.headers = headers;
+    match wanted {
+        ByteRange::Whole => r.body(body),
+        ByteRange::Part { start, end } => {
+            r.status = 206;
+            r.header("Content-Range", &format!("bytes {start}-{end}/{len}"))
+                .body(part(body, start, end - start + 1))
+        }
+        ByteRange::Unsatisfiable => {
+            Response::error(416).header("Content-Range", &format!("bytes */{len}"))
+        }
+    }
+}
+
+/// `len` bytes of a body from `start`, which the caller has checked lie
+/// within it.
+fn part(body: Body, start: u64, len: u64) -> Body {
+    match body {
+        Body::Empty => Body::Empty,
+        Body::Bytes(b) => Body::Bytes(b.slice(start as usize..(start + len) as usize)),
+        Body::File { file, offset, .. } => Body::File {
+            file,
+            offset: offset + start,
+            len,
+        },
+        Body::Repeated { unit, offset, .. } => Body::Repeated {
+            unit,
+            offset: offset + start,
+            len,
+        },
+    }
+}
 
 /// What a Range header asks of a representation of `len` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,13 +95,13 @@ pub fn parse(header: Option<&str>, len: u64) -> ByteRange {
             }
         }
         // bytes=A- : from A to the end.
-        (Some(a), None) if last.is_empty() => part(a, u64::MAX, len),
-        (Some(a), Some(b)) if a <= b => part(a, b, len),
+        (Some(a), None) if last.is_empty() => within(a, u64::MAX, len),
+        (Some(a), Some(b)) if a <= b => within(a, b, len),
         _ => ByteRange::Whole,
     }
 }
 
-fn part(start: u64, end: u64, len: u64) -> ByteRange {
+fn within(start: u64, end: u64, len: u64) -> ByteRange {
     if start >= len {
         ByteRange::Unsatisfiable
     } else {

@@ -141,15 +141,6 @@ fn varying_lengths_fail_unless_l_is_given() {
 }
 
 #[test]
-fn stalls_past_s_are_timeouts() {
-    let fake = FakeServer::start(Behaviour::Stall);
-    let r = bench_json(&["-n", "4", "-c", "2", "-s", "300ms", &fake.url("/")]);
-    assert_eq!(u(&r, "/complete"), 4);
-    assert_eq!(u(&r, "/timeouts"), 4);
-    assert_eq!(u(&r, "/failures/exceptions"), 4);
-}
-
-#[test]
 fn five_thousand_concurrent_connections() {
     let server = TestServer::start("reactors", &["--workers", "2"]);
     let r = bench_json(&["-n", "5000", "-c", "5000", &server.url("/500B.html")]);

@@ -229,6 +229,10 @@ pub struct BenchJson {
     pub failed: u64,
     pub failures: Failures,
     pub timeouts: u64,
+    /// Timed-out requests the latency figures leave out (every one: a
+    /// request that timed out has no latency to record).
+    #[serde(default)]
+    pub latency_excludes_timeouts: u64,
     pub in_flight_at_end: u64,
     /// Open loop with a time limit: slots due that never went out.
     #[serde(default)]
@@ -277,6 +281,7 @@ impl BenchJson {
             failed: s.failed(),
             failures: s.failures,
             timeouts: s.timeouts,
+            latency_excludes_timeouts: s.timeouts,
             in_flight_at_end: s.in_flight_at_end,
             missed: s.missed,
             keep_alive_retries: s.keep_alive_retries,

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::client;
-use super::content::{self, mix, Content};
+use super::client::{self, Until};
+use super::content::{mix, Content};
 use super::matrix::{Cell, Matrix, Op};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
@@ -76,7 +76,9 @@ struct Run<'a> {
     /// Ctrl-C: no cell starts after it; the rows so far are the report.
     stop: &'a (dyn Fn() -> bool + Sync),
     nonce: u64,
-    digests: HashMap<Content, [u8; 32]>,
+    /// SHA-256 of each client file, computed the first time a transfer
+    /// needs it and inside that transfer's deadline.
+    digests: Mutex<HashMap<Content, [u8; 32]>>,
     rows: Vec<StressRow>,
     notes: Vec<String>,
     leftover_temp_files: usize,
@@ -102,20 +104,11 @@ pub fn run(
         .unwrap_or_default()
         .as_nanos() as u64
         ^ ((std::process::id() as u64) << 32));
-    let files: Vec<Content> = m
-        .sizes
-        .iter()
-        .flat_map(|&s| (0..m.max_clients()).map(move |c| Content::for_client(nonce, c, s)))
-        .collect();
-    on_event(StressEvent::Note(&format!(
-        "preparing {} client files",
-        files.len()
-    )));
     let mut run = Run {
         cfg,
         stop,
         nonce,
-        digests: content::digests(&files),
+        digests: Mutex::new(HashMap::new()),
         rows: Vec::new(),
         notes: Vec::new(),
         leftover_temp_files: 0,
@@ -256,6 +249,13 @@ impl Run<'_> {
                             }
                             on_event(StressEvent::CellStarted(&cell));
                             let outcomes = self.transfer(ep, &cell);
+                            // Ctrl-C cut this cell short: its failures are
+                            // the interruption's, not the server's, so it
+                            // has no row (as a sweep drops the run it was
+                            // in); its files are still cleaned up.
+                            if (self.stop)() {
+                                break;
+                            }
                             if op == Op::Upload {
                                 for (p, o) in present.iter_mut().zip(&outcomes) {
                                     *p = o.verified;
@@ -279,6 +279,32 @@ impl Run<'_> {
         }
     }
 
+    /// The SHA-256 of `content`, computed the first time it is needed,
+    /// within `until` (it counts inside the transfer's `--timeout`).
+    fn want(&self, content: &Content, until: Until) -> Result<[u8; 32], String> {
+        let known = |d: &Mutex<HashMap<Content, [u8; 32]>>| {
+            d.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(content)
+                .copied()
+        };
+        if let Some(d) = known(&self.digests) {
+            return Ok(d);
+        }
+        let go_on = || !(until.stop)() && Instant::now() < until.deadline;
+        let d = content
+            .digest_while(go_on)
+            .ok_or_else(|| match (until.stop)() {
+                true => client::STOPPED.to_string(),
+                false => "timed out computing the SHA-256 of the test content".to_string(),
+            })?;
+        self.digests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(*content, d);
+        Ok(d)
+    }
+
     fn name(&self, client: usize, size: u64) -> String {
         format!("stress-{:016x}-{client}-{size}.bin", self.nonce)
     }
@@ -298,8 +324,20 @@ impl Run<'_> {
                         .name(format!("client-{i}"))
                         .stack_size(256 * 1024)
                         .spawn_scoped(s, move || {
+                            // The deadline starts before the digest the
+                            // transfer is checked against, which is made
+                            // before the clients start together, so it
+                            // counts inside --timeout but not in the times.
+                            let until = Until {
+                                deadline: Instant::now() + self.cfg.timeout,
+                                stop: self.stop,
+                            };
+                            let want = self.want(&self.content(i, cell.size), until);
                             go.wait();
-                            self.client(ep, cell.op, i, cell.size)
+                            match want {
+                                Ok(want) => self.client(ep, cell.op, i, cell.size, until, want),
+                                Err(e) => failed(&e),
+                            }
                         })
                 })
                 .collect();
@@ -315,15 +353,23 @@ impl Run<'_> {
         })
     }
 
-    fn client(&self, ep: &HttpUrl, op: Op, i: usize, size: u64) -> Outcome {
+    /// One client's timed transfer, checked against `want`, its file's
+    /// SHA-256.
+    fn client(
+        &self,
+        ep: &HttpUrl,
+        op: Op,
+        i: usize,
+        size: u64,
+        until: Until,
+        want: [u8; 32],
+    ) -> Outcome {
         let name = self.name(i, size);
         let content = self.content(i, size);
-        let want = self.digests.get(&content).copied().unwrap_or_default();
         let start = Instant::now();
-        let deadline = start + self.cfg.timeout;
         let result = match op {
-            Op::Upload => client::upload(ep, &name, &content, deadline).map(|u| (u.size, u.sha256)),
-            Op::Download => client::download(ep, &name, deadline).map(|(n, d)| (n, hex(&d))),
+            Op::Upload => client::upload(ep, &name, &content, until).map(|u| (u.size, u.sha256)),
+            Op::Download => client::download(ep, &name, until).map(|(n, d)| (n, hex(&d))),
         };
         let end = Instant::now();
         let mut o = Outcome {
@@ -364,8 +410,11 @@ impl Run<'_> {
         }
         let span = content.len - len + 1;
         let start = mix(self.nonce ^ mix(i as u64 ^ content.len)) % span;
-        let deadline = Instant::now() + self.cfg.timeout;
-        let got = client::read_range(ep, name, start, len, deadline)
+        let until = Until {
+            deadline: Instant::now() + self.cfg.timeout,
+            stop: self.stop,
+        };
+        let got = client::read_range(ep, name, start, len, until)
             .map_err(|e| format!("read-back of {name}: {e}"))?;
         let mut want = vec![0u8; len as usize];
         content.fill(start, &mut want);
@@ -378,17 +427,23 @@ impl Run<'_> {
     /// Uploads (untimed) the files a download cell needs that are missing.
     fn setup(&mut self, ep: &HttpUrl, cell: &Cell, present: &mut [bool]) {
         let missing: Vec<usize> = (0..cell.clients).filter(|&i| !present[i]).collect();
-        let deadline = Instant::now() + self.cfg.timeout;
+        let until = Until {
+            deadline: Instant::now() + self.cfg.timeout,
+            stop: self.stop,
+        };
+        let run = &*self;
         let results: Vec<bool> = std::thread::scope(|s| {
             let hs: Vec<_> = missing
                 .iter()
                 .map(|&i| {
-                    let name = self.name(i, cell.size);
-                    let content = self.content(i, cell.size);
-                    let want = hex(&self.digests.get(&content).copied().unwrap_or_default());
+                    let name = run.name(i, cell.size);
+                    let content = run.content(i, cell.size);
                     s.spawn(move || {
-                        client::upload(ep, &name, &content, deadline)
-                            .is_ok_and(|u| u.sha256 == want)
+                        let Ok(want) = run.want(&content, until) else {
+                            return false;
+                        };
+                        client::upload(ep, &name, &content, until)
+                            .is_ok_and(|u| u.sha256 == hex(&want))
                     })
                 })
                 .collect();
@@ -407,17 +462,18 @@ impl Run<'_> {
     /// deadline for the whole pass, no longer than the transfer timeout, so
     /// a server that stopped answering cannot hold the run up for long.
     fn cleanup(&mut self, ep: &HttpUrl, size: u64, clients: usize) {
-        let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout);
+        // Not cut short by Ctrl-C: an interrupted run still cleans up.
+        let until = Until::deadline(Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout));
         for i in 0..clients {
             let name = self.name(i, size);
-            match client::delete(ep, &name, deadline) {
+            match client::delete(ep, &name, until) {
                 Ok(204) | Ok(404) => {}
                 Ok(s) => self.notes.push(format!("DELETE {name}: HTTP {s}")),
                 Err(e) => self.notes.push(format!("DELETE {name}: {e}")),
             }
         }
         if matches!(self.cfg.target, Target::Url { .. }) {
-            match client::list(ep, deadline) {
+            match client::list(ep, until) {
                 Ok(names) => {
                     let prefix = format!("stress-{:016x}-", self.nonce);
                     self.leftover_files += names.iter().filter(|n| n.starts_with(&prefix)).count();

@@ -79,6 +79,32 @@ impl Drop for Scratch {
     }
 }
 
+/// Refuses, before anything is written, a run whose files would not fit:
+/// `need` bytes must be free where the scratch space goes (`parent`, or
+/// its nearest existing ancestor; default: $TMPDIR). The error is one line.
+pub fn check_room(parent: Option<&Path>, need: u64) -> Result<(), String> {
+    let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+    let Some(existing) = parent.ancestors().find(|a| a.is_dir()) else {
+        // A relative path whose every part is missing: the working
+        // directory holds it.
+        return check_room(Some(Path::new(".")), need);
+    };
+    let st = nix::sys::statvfs::statvfs(existing)
+        .map_err(|e| format!("cannot tell the free space in {}: {e}", existing.display()))?;
+    // Blocks an unprivileged user may fill, as df's "Avail".
+    let free = (st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64);
+    if free < need {
+        let gib = |n: u64| n as f64 / (1u64 << 30) as f64;
+        return Err(format!(
+            "needs {:.1} GiB free for the largest cell's files in {}, which has {:.1} GiB",
+            gib(need),
+            existing.display(),
+            gib(free)
+        ));
+    }
+    Ok(())
+}
+
 /// `dir` and those of its ancestors that do not exist, deepest first.
 fn missing_ancestors(dir: &Path) -> Vec<PathBuf> {
     dir.ancestors()
@@ -117,6 +143,17 @@ mod tests {
         assert!(!inner.exists());
         assert!(!base.path().join("a").exists());
         assert!(base.path().is_dir());
+    }
+
+    #[test]
+    fn room_is_measured_where_the_scratch_space_would_go() {
+        let base = tempfile::tempdir().unwrap();
+        let deep = base.path().join("not/made/yet");
+        assert_eq!(check_room(Some(&deep), 1), Ok(()));
+        let e = check_room(Some(&deep), u64::MAX).unwrap_err();
+        assert!(e.starts_with("needs "), "{e}");
+        assert!(e.contains(&base.path().display().to_string()), "{e}");
+        assert!(!base.path().join("not").exists());
     }
 
     #[test]

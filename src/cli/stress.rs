@@ -51,13 +51,15 @@ pub struct StressArgs {
     #[arg(long)]
     pub url: Option<String>,
     /// Longest time one client may take for one transfer, waiting for a
-    /// free server worker included.
+    /// free server worker included, and computing the SHA-256 of its test
+    /// file the first time it is needed.
     #[arg(long, default_value = DEFAULT_TIMEOUT, allow_hyphen_values = true)]
     pub timeout: String,
     /// Directory for stress.csv, stress.json and stress.md.
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
     pub out: PathBuf,
-    /// Where the run makes its scratch directory (created if missing):
+    /// Where the run makes its scratch directory (created if missing; the
+    /// largest cell's files must fit in its free space, checked first):
     /// the upload directories of the servers it starts. Client
     /// files are generated from a seed as they are sent, never stored.
     /// Removed at the end. Default: the system's temporary directory

@@ -279,13 +279,17 @@ fn remove_stale_charts(cdir: &Path, charts: &[charts::Chart]) -> anyhow::Result<
 
 #[cfg(test)]
 mod tests {
+    // `crate::report::`, not `super::`: the layers test reads a path by
+    // the file it stands in, and from this file `super` is the crate.
+    use crate::report::write;
+
     #[test]
     fn regression_a_failed_rename_left_its_temporary_file() {
         // index.html is a non-empty directory, so the rename fails.
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("index.html")).unwrap();
         std::fs::write(dir.path().join("index.html/x"), b"x").unwrap();
-        let err = super::write(dir.path(), "index.html", b"<html>").unwrap_err();
+        let err = write(dir.path(), "index.html", b"<html>").unwrap_err();
         assert!(err.to_string().contains("cannot write"), "{err}");
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()

@@ -636,10 +636,18 @@ fn request_flags_reach_the_server_as_given() {
         ],
     );
     assert_eq!(seen.len(), 3);
+    let (help, _, _) = bench_text(&["--help"]);
+    assert!(
+        help.contains(
+            "all go in one Cookie header, as RFC 6265 asks, where ab 2.3 sends only the last -C"
+        ),
+        "{help}"
+    );
     for s in &seen {
         assert_eq!(s.line, "GET /path?x=1 HTTP/1.0");
         assert_eq!(s.all("host"), ["example.test"], "-H Host replaces ours");
         assert_eq!(s.all("x-trace"), ["abc"]);
+        // Unlike ab 2.3 (the last -C only), and the help says so.
         assert_eq!(s.all("cookie"), ["a=1; b=2"]);
         assert_eq!(s.all("authorization"), ["Basic dXNlcjpwYTpzcw=="]);
         assert!(s.all("connection").is_empty(), "no keep-alive without -k");

@@ -40,7 +40,7 @@ fn start(tmp: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
 /// Waits for a stderr line containing `want`, noting the child's
 /// descendants (its servers) meanwhile; all lines seen so far.
 fn wait_for_line(
-    child: &Child,
+    child: &mut Child,
     rx: &mpsc::Receiver<String>,
     want: &str,
     servers: &mut Vec<i32>,
@@ -48,17 +48,24 @@ fn wait_for_line(
     let until = Instant::now() + Duration::from_secs(120);
     let mut seen = Vec::new();
     while Instant::now() < until {
+        let ended = child.try_wait().ok().flatten();
         for p in descendants(child.id() as i32) {
             if !servers.contains(&p) {
                 servers.push(p);
             }
         }
-        if let Ok(line) = rx.recv_timeout(Duration::from_millis(20)) {
+        // Every line already written, so the signal follows the wanted
+        // one by no more than one scan of /proc.
+        let first = rx.recv_timeout(Duration::from_millis(20)).ok();
+        for line in first.into_iter().chain(rx.try_iter()) {
             let done = line.contains(want);
             seen.push(line);
             if done {
                 return seen;
             }
+        }
+        if let Some(st) = ended {
+            panic!("ended ({st}) before a line with {want:?}; stderr: {seen:#?}");
         }
     }
     panic!("no line with {want:?} within 120 s; stderr so far: {seen:#?}");
@@ -125,11 +132,11 @@ fn regression_an_interrupted_stress_left_its_scratch_and_wrote_no_rows() {
             "--ops",
             "upload,download",
             "--sizes",
-            "2M",
+            "2M,3M",
             "--clients",
             "1,2",
             "--server-workers",
-            "1,2,3",
+            "1,2,3,4",
             "--models",
             "thread-pool",
             "--timeout",
@@ -141,15 +148,15 @@ fn regression_an_interrupted_stress_left_its_scratch_and_wrote_no_rows() {
         ],
     );
     let mut servers = Vec::new();
-    let seen = wait_for_line(&child, &rx, "loadlab: cell 2/12 ", &mut servers);
+    let seen = wait_for_line(&mut child, &rx, "loadlab: cell 2/32 ", &mut servers);
     assert!(
-        seen.iter().any(|l| l == "loadlab: 12 cells to run"),
+        seen.iter().any(|l| l == "loadlab: 32 cells to run"),
         "{seen:#?}"
     );
     let code = interrupt(&mut child);
     // The nested --scratch went with the parents stress made for it.
     assert!(!tmp.path().join("a").exists());
-    assert_interrupted_cleanly(code, out.path(), tmp.path(), &servers, 12);
+    assert_interrupted_cleanly(code, out.path(), tmp.path(), &servers, 32);
     let rest: Vec<String> = rx.try_iter().collect();
     assert!(
         rest.iter().any(|l| l.contains("interrupted")),
@@ -174,7 +181,7 @@ fn sweep_preset_e2_shows_progress_and_passes_ctrl_c_on() {
         ],
     );
     let mut servers = Vec::new();
-    wait_for_line(&child, &rx, "loadlab: cell 1/32 ", &mut servers);
+    wait_for_line(&mut child, &rx, "loadlab: cell 1/32 ", &mut servers);
     let code = interrupt(&mut child);
     assert_interrupted_cleanly(code, &out_dir, tmp.path(), &servers, 32);
 }

@@ -141,15 +141,6 @@ fn varying_lengths_fail_unless_l_is_given() {
 }
 
 #[test]
-fn stalls_past_s_are_timeouts() {
-    let fake = FakeServer::start(Behaviour::Stall);
-    let r = bench_json(&["-n", "4", "-c", "2", "-s", "300ms", &fake.url("/")]);
-    assert_eq!(u(&r, "/complete"), 4);
-    assert_eq!(u(&r, "/timeouts"), 4);
-    assert_eq!(u(&r, "/failures/exceptions"), 4);
-}
-
-#[test]
 fn five_thousand_concurrent_connections() {
     let server = TestServer::start("reactors", &["--workers", "2"]);
     let r = bench_json(&["-n", "5000", "-c", "5000", &server.url("/500B.html")]);
@@ -645,10 +636,18 @@ fn request_flags_reach_the_server_as_given() {
         ],
     );
     assert_eq!(seen.len(), 3);
+    let (help, _, _) = bench_text(&["--help"]);
+    assert!(
+        help.contains(
+            "all go in one Cookie header, as RFC 6265 asks, where ab 2.3 sends only the last -C"
+        ),
+        "{help}"
+    );
     for s in &seen {
         assert_eq!(s.line, "GET /path?x=1 HTTP/1.0");
         assert_eq!(s.all("host"), ["example.test"], "-H Host replaces ours");
         assert_eq!(s.all("x-trace"), ["abc"]);
+        // Unlike ab 2.3 (the last -C only), and the help says so.
         assert_eq!(s.all("cookie"), ["a=1; b=2"]);
         assert_eq!(s.all("authorization"), ["Basic dXNlcjpwYTpzcw=="]);
         assert!(s.all("connection").is_empty(), "no keep-alive without -k");

@@ -562,17 +562,6 @@ fn a_killed_stress_takes_its_server_with_it() {
     );
 }
 
-/// Whether `pid` runs (exists and is not a zombie).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
 #[test]
 fn a_server_whose_master_died_leaves_no_workers_behind() {
     use nix::sys::signal::{kill, Signal};

@@ -103,7 +103,8 @@ pub struct BenchConfig {
     pub duration: Option<Duration>,
     pub concurrency: usize,
     pub threads: usize,
-    /// A request that takes longer than this fails as a timeout.
+    /// A request whose socket moves no byte for this long fails as a
+    /// timeout (ab's -s: inactivity, not a deadline for the response).
     pub timeout: Duration,
     /// Open loop: requests scheduled at this many per second in total.
     pub rate: Option<f64>,

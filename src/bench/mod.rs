@@ -149,7 +149,10 @@ pub fn run_measured(
         let mut first_err = None;
         for h in handles {
             match h.join() {
-                Ok(Ok(s)) => total.merge(&s),
+                // One run's threads cannot count past u64::MAX.
+                Ok(Ok(s)) => {
+                    total.merge(&s);
+                }
                 Ok(Err(e)) => first_err = Some(anyhow::Error::from(e)),
                 Err(_) => first_err = Some(anyhow::anyhow!("a load thread panicked")),
             }

@@ -149,12 +149,22 @@ impl BenchResult {
                     out.info.url, r.info.url
                 );
             }
-            out.stats.merge(&r.stats);
+            if let Some(field) = out.stats.merge(&r.stats) {
+                return Err(MergeError::Overflow { field });
+            }
             out.elapsed = out.elapsed.max(r.elapsed);
-            out.info.concurrency += r.info.concurrency;
-            out.info.threads += r.info.threads;
-            out.info.requests = match (out.info.requests, r.info.requests) {
-                (Some(a), Some(b)) => Some(a + b),
+            let i = &mut out.info;
+            i.concurrency =
+                i.concurrency
+                    .checked_add(r.info.concurrency)
+                    .ok_or(MergeError::Overflow {
+                        field: "run.concurrency",
+                    })?;
+            i.threads = i.threads.saturating_add(r.info.threads);
+            i.requests = match (i.requests, r.info.requests) {
+                (Some(a), Some(b)) => Some(a.checked_add(b).ok_or(MergeError::Overflow {
+                    field: "run.requests",
+                })?),
                 _ => None,
             };
             out.info.rate = out.info.rate.zip(r.info.rate).map(|(a, b)| a + b);
@@ -175,6 +185,9 @@ pub enum MergeError {
     MixedLoops { open: usize, closed: usize },
     #[error("cannot merge a keep-alive run (-k) with one without (run 0 and run {other})")]
     MixedKeepAlive { other: usize },
+    /// A sum does not fit in 64 bits: the inputs cannot be real runs.
+    #[error("the merged {field} does not fit in 64 bits; the files cannot all be real runs")]
+    Overflow { field: &'static str },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,6 +242,10 @@ pub struct BenchJson {
     pub failed: u64,
     pub failures: Failures,
     pub timeouts: u64,
+    /// Timed-out requests the latency figures leave out (every one: a
+    /// request that timed out has no latency to record).
+    #[serde(default)]
+    pub latency_excludes_timeouts: u64,
     pub in_flight_at_end: u64,
     /// Open loop with a time limit: slots due that never went out.
     #[serde(default)]
@@ -277,6 +294,7 @@ impl BenchJson {
             failed: s.failed(),
             failures: s.failures,
             timeouts: s.timeouts,
+            latency_excludes_timeouts: s.timeouts,
             in_flight_at_end: s.in_flight_at_end,
             missed: s.missed,
             keep_alive_retries: s.keep_alive_retries,
@@ -427,6 +445,28 @@ mod tests {
         assert_eq!((m.stats.complete, m.stats.missed), (20, 2));
         assert_eq!(m.stats.keep_alive_retries, 4);
         assert_eq!(m.info.concurrency, 4);
+    }
+
+    #[test]
+    fn regression_merged_counters_wrapped_on_overflow() {
+        let mut a = result(None, false);
+        a.stats.complete = u64::MAX - 1;
+        a.stats.status_classes[2] = u64::MAX;
+        let b = result(None, false);
+        let err = BenchResult::merge(&[a.clone(), b.clone()]).unwrap_err();
+        assert_eq!(err, MergeError::Overflow { field: "complete" });
+        assert!(err.to_string().contains("complete does not fit"), "{err}");
+        // Saturated, not wrapped, where the thread merge ignores it.
+        let mut s = a.stats.clone();
+        assert_eq!(s.merge(&b.stats), Some("complete"));
+        assert_eq!(s.complete, u64::MAX);
+        assert_eq!(s.answered_ok(), u64::MAX);
+        a.stats.failures.connect = u64::MAX;
+        a.stats.failures.exceptions = 3;
+        assert_eq!(a.stats.failed(), u64::MAX);
+        // Sums that fit still merge.
+        let m = BenchResult::merge(&[b.clone(), b]).unwrap();
+        assert_eq!(m.stats.complete, 20);
     }
 
     #[test]

@@ -110,7 +110,10 @@ pub struct Failures {
 
 impl Failures {
     pub fn total(&self) -> u64 {
-        self.connect + self.receive + self.length + self.exceptions
+        // Saturating: a merged file may hold counts near u64::MAX.
+        [self.receive, self.length, self.exceptions]
+            .into_iter()
+            .fold(self.connect, u64::saturating_add)
     }
 }
 
@@ -183,7 +186,7 @@ impl Stats {
     /// Answers with a 2xx or 3xx status: the requests that did the work
     /// asked of them. Throughput beyond ab's own lines counts these only.
     pub fn answered_ok(&self) -> u64 {
-        self.status_classes[2] + self.status_classes[3]
+        self.status_classes[2].saturating_add(self.status_classes[3])
     }
 
     /// Why the run measured nothing usable, when not one request got a 2xx
@@ -231,29 +234,52 @@ impl Stats {
         *self.errors.entry(kind).or_insert(0) += 1;
     }
 
-    /// Adds another thread's (or run's) measurements to these.
-    pub fn merge(&mut self, o: &Stats) {
-        self.complete += o.complete;
-        self.failures.connect += o.failures.connect;
-        self.failures.receive += o.failures.receive;
-        self.failures.length += o.failures.length;
-        self.failures.exceptions += o.failures.exceptions;
-        self.timeouts += o.timeouts;
-        self.in_flight_at_end += o.in_flight_at_end;
-        self.missed += o.missed;
-        self.keep_alive_retries += o.keep_alive_retries;
-        self.hit_deadline |= o.hit_deadline;
-        self.non_2xx += o.non_2xx;
-        self.keep_alive_requests += o.keep_alive_requests;
+    /// Adds another thread's (or run's) measurements to these. Counters
+    /// saturate at `u64::MAX` instead of wrapping (files given to `loadlab
+    /// merge` may hold any number); the first one that did is returned,
+    /// so a merge of runs can refuse a sum that does not fit.
+    pub fn merge(&mut self, o: &Stats) -> Option<&'static str> {
+        let mut over = None;
+        let mut add = |name: &'static str, a: &mut u64, b: u64| {
+            *a = a.checked_add(b).unwrap_or_else(|| {
+                over.get_or_insert(name);
+                u64::MAX
+            });
+        };
+        add("complete", &mut self.complete, o.complete);
+        let (f, g) = (&mut self.failures, &o.failures);
+        add("failures.connect", &mut f.connect, g.connect);
+        add("failures.receive", &mut f.receive, g.receive);
+        add("failures.length", &mut f.length, g.length);
+        add("failures.exceptions", &mut f.exceptions, g.exceptions);
+        add("timeouts", &mut self.timeouts, o.timeouts);
+        add(
+            "in_flight_at_end",
+            &mut self.in_flight_at_end,
+            o.in_flight_at_end,
+        );
+        add("missed", &mut self.missed, o.missed);
+        add(
+            "keep_alive_retries",
+            &mut self.keep_alive_retries,
+            o.keep_alive_retries,
+        );
+        add("non_2xx", &mut self.non_2xx, o.non_2xx);
+        add(
+            "keep_alive_requests",
+            &mut self.keep_alive_requests,
+            o.keep_alive_requests,
+        );
         for (a, b) in self.status_classes.iter_mut().zip(o.status_classes) {
-            *a += b;
+            add("status_classes", a, b);
         }
         for (k, v) in &o.errors {
-            *self.errors.entry(k.clone()).or_insert(0) += v;
+            add("errors", self.errors.entry(k.clone()).or_insert(0), *v);
         }
-        self.total_bytes += o.total_bytes;
-        self.html_bytes += o.html_bytes;
-        self.body_sent += o.body_sent;
+        add("bytes.total_received", &mut self.total_bytes, o.total_bytes);
+        add("bytes.html_received", &mut self.html_bytes, o.html_bytes);
+        add("bytes.body_sent", &mut self.body_sent, o.body_sent);
+        self.hit_deadline |= o.hit_deadline;
         match (self.document_length, o.document_length) {
             (None, d) => self.document_length = d,
             (Some(a), Some(b)) if a != b => self.variable_length = true,
@@ -264,6 +290,7 @@ impl Stats {
             self.server_software.clone_from(&o.server_software);
         }
         self.latency.merge(&o.latency);
+        over
     }
 }
 

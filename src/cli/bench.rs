@@ -56,7 +56,9 @@ pub struct BenchArgs {
     /// Use HEAD instead of GET.
     #[arg(short = 'i')]
     pub head: bool,
-    /// Seconds to wait for each response (default 30).
+    /// Seconds a request may go without a byte moving either way (ab's
+    /// per-socket timeout, default 30): a slow but steady response is not
+    /// cut off; timed-out requests fail and stay out of the latencies.
     #[arg(short = 's', value_name = "timeout", default_value = "30", value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Duration,
     /// Accept variable document length (for dynamic pages).
@@ -71,7 +73,8 @@ pub struct BenchArgs {
     /// Output CSV file with percentages served.
     #[arg(short = 'e', value_name = "csvfile")]
     pub csvfile: Option<PathBuf>,
-    /// Add a cookie, eg. 'Apache=1234' (repeatable; all go in one Cookie header).
+    /// Add a cookie, eg. 'Apache=1234' (repeatable; all go in one Cookie
+    /// header, as RFC 6265 asks, where ab 2.3 sends only the last -C).
     #[arg(short = 'C', value_name = "attribute")]
     pub cookies: Vec<String>,
     /// Add Basic WWW Authentication, 'user:password'.

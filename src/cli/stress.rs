@@ -12,6 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::exit::Exit;
+use super::sweep_progress::say;
 use super::values::{parse_duration, parse_size, UsageError};
 use crate::report;
 use crate::results::presets::{Preset, PresetKind};
@@ -50,13 +51,15 @@ pub struct StressArgs {
     #[arg(long)]
     pub url: Option<String>,
     /// Longest time one client may take for one transfer, waiting for a
-    /// free server worker included.
+    /// free server worker included, and computing the SHA-256 of its test
+    /// file the first time it is needed.
     #[arg(long, default_value = DEFAULT_TIMEOUT, allow_hyphen_values = true)]
     pub timeout: String,
     /// Directory for stress.csv, stress.json and stress.md.
     #[arg(long, default_value = "loadlab-stress", value_name = "DIR")]
     pub out: PathBuf,
-    /// Where the run makes its scratch directory (created if missing):
+    /// Where the run makes its scratch directory (created if missing; the
+    /// largest cell's files must fit in its free space, checked first):
     /// the upload directories of the servers it starts. Client
     /// files are generated from a seed as they are sent, never stored.
     /// Removed at the end. Default: the system's temporary directory
@@ -72,6 +75,10 @@ pub struct StressArgs {
     /// workers 1,4) for a first look in seconds.
     #[arg(long)]
     pub quick: bool,
+    /// No progress on stderr (a bar on a terminal, otherwise one line per
+    /// cell).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 impl StressArgs {
@@ -126,6 +133,16 @@ impl StressArgs {
                 dir.display()
             )));
         }
+        if self.url.is_none() {
+            // The servers started here keep the largest cell's files (one
+            // per client, each of the largest size) in the scratch space.
+            let need = m.max_size().saturating_mul(m.max_clients() as u64);
+            crate::stress::scratch::check_room(self.scratch.as_deref(), need).map_err(|e| {
+                UsageError(format!(
+                    "--sizes: {e}; give smaller --sizes or --clients, or --scratch on a larger disk"
+                ))
+            })?;
+        }
         let target = match self.url {
             None => Target::Spawn,
             Some(url) => {
@@ -176,51 +193,102 @@ fn pool(s: &str, min: usize) -> Result<usize, String> {
     }
 }
 
-/// Progress on stderr when it is a terminal; silent otherwise.
-struct StressProgress(ProgressBar);
+/// Progress on stderr, as a sweep's: a bar on a terminal, one line per
+/// cell otherwise (a CI log, or `sweep --preset e2` under a script),
+/// neither with -q. Failed cells are named in every case but -q.
+struct StressProgress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    total: usize,
+    done: usize,
+}
 
 impl StressProgress {
-    fn new() -> StressProgress {
-        let target = if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        let bar = ProgressBar::with_draw_target(Some(0), target);
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-        {
-            bar.set_style(style.progress_chars("=> "));
+    fn new(quiet: bool) -> StressProgress {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = (!quiet && terminal).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            if let Ok(style) =
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        StressProgress {
+            bar,
+            lines: !quiet && !terminal,
+            total: 0,
+            done: 0,
         }
-        bar.enable_steady_tick(Duration::from_millis(200));
-        StressProgress(bar)
     }
 
-    fn event(&self, e: StressEvent) {
+    fn say(&self, line: String) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None if self.lines => say(&line),
+            None => {}
+        }
+    }
+
+    fn event(&mut self, e: StressEvent) {
         match e {
-            StressEvent::Planned { cells } => self.0.set_length(cells as u64),
-            StressEvent::Note(msg) => self.0.set_message(msg.to_string()),
-            StressEvent::CellStarted(cell) => self.0.set_message(cell.to_string()),
+            StressEvent::Planned { cells } => {
+                self.total = cells;
+                if let Some(b) = &self.bar {
+                    b.set_length(cells as u64);
+                }
+                self.say(format!("loadlab: {cells} cells to run"));
+            }
+            StressEvent::Note(msg) => match &self.bar {
+                Some(b) => b.set_message(msg.to_string()),
+                None => self.say(format!("loadlab: {msg}")),
+            },
+            StressEvent::CellStarted(cell) => {
+                if let Some(b) = &self.bar {
+                    b.set_message(cell.to_string());
+                }
+            }
             StressEvent::CellDone(row) => {
+                self.done += 1;
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                }
+                let what = format!(
+                    "{} {} x{} {}{}",
+                    row.op,
+                    size_label(row.size),
+                    row.clients,
+                    row.model,
+                    row.server_workers
+                        .map_or(String::new(), |w| format!(" w={w}"))
+                );
                 if row.failed > 0 {
-                    self.0.println(format!(
-                        "{} {} x{}: {} failed: {}",
-                        row.op,
-                        size_label(row.size),
-                        row.clients,
-                        row.failed,
-                        row.error
+                    self.say(format!("{what}: {} failed: {}", row.failed, row.error));
+                } else if self.lines {
+                    say(&format!(
+                        "loadlab: cell {}/{} {what}: {} verified, {:.1} MB/s",
+                        self.done,
+                        self.total,
+                        row.verified,
+                        row.aggregate_bps / 1e6
                     ));
                 }
-                self.0.inc(1);
             }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
         }
     }
 }
 
 /// A stress preset with its defaults, as `loadlab sweep --preset e2`
 /// runs it.
-pub fn run_preset(preset: Preset, quick: bool, out: PathBuf) -> anyhow::Result<()> {
+pub fn run_preset(preset: Preset, quick: bool, quiet: bool, out: PathBuf) -> anyhow::Result<()> {
     run(StressArgs {
         ops: None,
         sizes: None,
@@ -233,16 +301,18 @@ pub fn run_preset(preset: Preset, quick: bool, out: PathBuf) -> anyhow::Result<(
         scratch: None,
         preset: Some(preset),
         quick,
+        quiet,
     })
 }
 
 pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let out_dir = args.out.clone();
+    let quiet = args.quiet;
     let cfg = args.into_config()?;
-    let progress = StressProgress::new();
+    let mut progress = StressProgress::new(quiet);
     let shutdown = crate::server::Shutdown::from_signals()?;
     let report = stress::run(&cfg, &|| shutdown.is_set(), &mut |e| progress.event(e))?;
-    progress.0.finish_and_clear();
+    progress.finish();
     let mut files = report::stress::write_files(&out_dir, &report)?;
     let page = report::stress_page::StressInputs::of(&report);
     files.push(report::stress_page::render(&out_dir, &page)?);
@@ -275,9 +345,10 @@ pub fn run(args: StressArgs) -> anyhow::Result<()> {
 /// that); 0 otherwise.
 fn stress_exit(report: &StressReport, interrupted: bool) -> anyhow::Result<()> {
     if interrupted {
-        return Err(Exit::interrupted(
-            "no cell started after Ctrl-C; the table and files hold the cells made until then",
-        ));
+        return Err(Exit::interrupted(&format!(
+            "the cell in progress was stopped and not recorded, its servers stopped and the scratch space removed; the table and files hold the {} cells made before",
+            report.rows.len()
+        )));
     }
     let (failed, all) = (report.failures(), report.transfers());
     if all == 0 || failed == all {

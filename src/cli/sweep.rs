@@ -400,7 +400,7 @@ fn run_stress_preset(preset: Preset, args: SweepArgs, given: &ArgMatches) -> any
         )));
     }
     let out = args.out.unwrap_or_else(execute::default_out_dir);
-    super::stress::run_preset(preset, args.quick, out)
+    super::stress::run_preset(preset, args.quick, args.quiet, out)
 }
 
 /// The command line as a shell would take it back: arguments with

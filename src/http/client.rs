@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 
 use super::chunked::{ChunkStep, ChunkedDecoder};
 use super::head::{body_framing, Framing as BodyFraming, FramingFields, Message};
-use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES};
+use super::limits::{MAX_HEADER_BYTES, MAX_RESPONSE_HEADERS};
 
 /// What a completed response looked like.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -29,6 +29,7 @@ pub struct ResponseInfo {
 pub enum ResponseError {
     #[error("malformed response head")]
     BadHead,
+    /// Over [`MAX_HEADER_BYTES`] or [`MAX_RESPONSE_HEADERS`] fields.
     #[error("response head too large")]
     HeadTooLarge,
     #[error("malformed chunked body")]
@@ -290,12 +291,17 @@ impl ResponseParser {
             self.partial.extend_from_slice(data);
         }
         let buf: &[u8] = if joined { &self.partial } else { data };
-        let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+        // Only the first MAX_HEADER_BYTES are ever parsed, so a head is
+        // judged by the same bytes however reads split it: too large when
+        // it has not ended by then (or has too many fields), malformed
+        // only for an error within them.
+        let window = &buf[..buf.len().min(MAX_HEADER_BYTES)];
+        let mut slots = [const { MaybeUninit::<httparse::Header>::uninit() }; MAX_RESPONSE_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
         let parsed = httparse::ParserConfig::default()
             .allow_spaces_after_header_name_in_responses(true)
             .allow_obsolete_multiline_headers_in_responses(true)
-            .parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
+            .parse_response_with_uninit_headers(&mut resp, window, &mut slots);
         match parsed {
             Ok(httparse::Status::Complete(n)) => {
                 let server = self.capture_server.then_some(&mut self.info.server);
@@ -306,7 +312,7 @@ impl ResponseParser {
                 Ok(Some(n - old))
             }
             Ok(httparse::Status::Partial) => {
-                if buf.len() > MAX_HEADER_BYTES {
+                if window.len() == MAX_HEADER_BYTES {
                     return Err(ResponseError::HeadTooLarge);
                 }
                 if !joined {
@@ -314,6 +320,7 @@ impl ResponseParser {
                 }
                 Ok(None)
             }
+            Err(httparse::Error::TooManyHeaders) => Err(ResponseError::HeadTooLarge),
             Err(_) => Err(ResponseError::BadHead),
         }
     }
@@ -401,126 +408,4 @@ fn interpret(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_all(bytes: &[u8], step: usize, head: bool) -> Vec<ResponseInfo> {
-        let mut p = ResponseParser::new(head);
-        let mut out = Vec::new();
-        for piece in bytes.chunks(step) {
-            let mut off = 0;
-            while off < piece.len() {
-                let (n, done) = p.feed(&piece[off..]).unwrap();
-                off += n;
-                out.extend(done);
-            }
-        }
-        out.extend(p.feed_eof().unwrap());
-        out
-    }
-
-    #[test]
-    fn frames_every_kind_whole_and_bytewise() {
-        let stream = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x\r\nabc\r\n0\r\nT: 1\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.0 200 OK\r\n\r\nuntil close";
-        for step in [stream.len(), 1, 7] {
-            let r = parse_all(stream, step, false);
-            let got: Vec<_> = r
-                .iter()
-                .map(|i| (i.status, i.body_bytes, i.keep_alive))
-                .collect();
-            assert_eq!(
-                got,
-                [
-                    (200, 5, true),
-                    (200, 3, true),
-                    (204, 0, true),
-                    (200, 11, false)
-                ],
-                "step {step}"
-            );
-        }
-    }
-
-    #[test]
-    fn head_responses_have_no_body_and_cut_bodies_are_errors() {
-        let r = parse_all(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 3, true);
-        assert_eq!(r[0].body_bytes, 0);
-        let mut p = ResponseParser::new(false);
-        p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel")
-            .unwrap();
-        assert_eq!(p.feed_eof(), Err(ResponseError::Incomplete));
-    }
-
-    #[test]
-    fn a_remembered_head_means_what_parsing_it_would() {
-        // Each response alone, through a fresh parser, then all in one
-        // stream through one parser that remembers heads: heads that share
-        // a prefix with the remembered one, or differ by one byte, must not
-        // be taken for it.
-        let a = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-        let longer = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
-        let other_len = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
-        let status = "HTTP/1.1 500 OK\r\nContent-Length: 5\r\n\r\nhello";
-        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n";
-        let cont = "HTTP/1.1 100 Continue\r\n\r\n";
-        let sequence = [
-            a, a, longer, a, other_len, a, status, chunked, chunked, cont, a, a,
-        ];
-        let mut alone = Vec::new();
-        let mut i = 0;
-        while i < sequence.len() {
-            // An interim head belongs to the response after it.
-            let one = if sequence[i] == cont {
-                i += 1;
-                format!("{cont}{}", sequence[i])
-            } else {
-                sequence[i].to_string()
-            };
-            alone.extend(parse_all(one.as_bytes(), one.len(), false));
-            i += 1;
-        }
-        let stream = sequence.concat();
-        assert_eq!(parse_all(stream.as_bytes(), stream.len(), false), alone);
-        assert_eq!(alone.len(), 11);
-        assert!(!alone[2].keep_alive && alone[4].body_bytes == 3 && alone[5].status == 200);
-    }
-
-    #[test]
-    fn a_paused_parser_stops_at_the_head_and_hands_out_the_body() {
-        let stream = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
-        for step in [stream.len(), 1, 5] {
-            let mut p = ResponseParser::new(false);
-            p.pause_after_head(true);
-            let (mut heads, mut body, mut done) = (Vec::new(), Vec::new(), Vec::new());
-            for piece in stream.chunks(step) {
-                let mut off = 0;
-                while off < piece.len() {
-                    let (n, end) = p
-                        .feed_with(&piece[off..], |b| body.extend_from_slice(b))
-                        .unwrap();
-                    off += n;
-                    if let Some(info) = end {
-                        done.push(info.status);
-                        body.push(b'|');
-                    } else if heads.len() == done.len() {
-                        // The first sight of a head: none of its body yet.
-                        heads.extend(p.in_body().map(|(s, len)| (s, len, body.len())));
-                    }
-                }
-            }
-            assert_eq!(heads, [(200, None, 0), (201, Some(2), 6)], "step {step}");
-            assert_eq!(body, b"abcde|ok|", "step {step}");
-            assert_eq!(done, [200, 201]);
-        }
-    }
-
-    #[test]
-    fn a_remembered_head_still_yields_the_server_when_asked() {
-        let one = b"HTTP/1.1 200 OK\r\nServer: s1\r\nContent-Length: 0\r\n\r\n";
-        let mut p = ResponseParser::new(false);
-        assert_eq!(p.feed(one).unwrap().1.unwrap().server, None);
-        p.capture_server(true);
-        let info = p.feed(one).unwrap().1.unwrap();
-        assert_eq!(info.server.as_deref(), Some("s1"));
-    }
-}
+mod tests;

@@ -9,6 +9,11 @@ pub const MAX_REQUEST_LINE: usize = 8 * 1024;
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Most header fields in one request; more get 431.
 pub const MAX_HEADERS: usize = 100;
+/// Most header fields in one response the load generator accepts; more
+/// fail the request as a head too large. Servers behind proxies and CDNs
+/// send well over 100 (security headers, cookies, tracing), and a load
+/// generator that fails them measures itself, not the server.
+pub const MAX_RESPONSE_HEADERS: usize = 256;
 /// Longest chunk-size line including extensions; longer ones get 400.
 pub const MAX_CHUNK_LINE: usize = 4 * 1024;
 /// Largest trailer section after the last chunk; larger ones get 431.

@@ -254,7 +254,11 @@ pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<Path
     let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, bytes)
         .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        .map_err(|e| {
+            // Never leave the half-made copy beside the report.
+            let _ = std::fs::remove_file(&tmp);
+            anyhow::anyhow!("cannot write {}: {e}", path.display())
+        })?;
     Ok(path)
 }
 
@@ -271,4 +275,26 @@ fn remove_stale_charts(cdir: &Path, charts: &[charts::Chart]) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    // `crate::report::`, not `super::`: the layers test reads a path by
+    // the file it stands in, and from this file `super` is the crate.
+    use crate::report::write;
+
+    #[test]
+    fn regression_a_failed_rename_left_its_temporary_file() {
+        // index.html is a non-empty directory, so the rename fails.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("index.html")).unwrap();
+        std::fs::write(dir.path().join("index.html/x"), b"x").unwrap();
+        let err = write(dir.path(), "index.html", b"<html>").unwrap_err();
+        assert!(err.to_string().contains("cannot write"), "{err}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["index.html"]);
+    }
 }

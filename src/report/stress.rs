@@ -137,19 +137,17 @@ pub fn markdown(report: &StressReport) -> String {
 /// Writes `stress.csv`, `stress.json` and `stress.md` into `dir`.
 pub fn write_files(dir: &Path, report: &StressReport) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let csv_path = dir.join("stress.csv");
-    let mut w = csv::Writer::from_path(&csv_path)
-        .with_context(|| format!("writing {}", csv_path.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     for r in &report.rows {
         w.serialize(r)?;
     }
-    w.flush()?;
-    let json_path = dir.join("stress.json");
+    let csv = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut json = serde_json::to_vec_pretty(report)?;
     json.push(b'\n');
-    std::fs::write(&json_path, json).with_context(|| format!("writing {}", json_path.display()))?;
-    let md_path = dir.join("stress.md");
-    std::fs::write(&md_path, markdown(report))
-        .with_context(|| format!("writing {}", md_path.display()))?;
-    Ok(vec![csv_path, json_path, md_path])
+    // Each file whole or not at all (a full disk leaves no half table).
+    Ok(vec![
+        super::write(dir, "stress.csv", &csv)?,
+        super::write(dir, "stress.json", &json)?,
+        super::write(dir, "stress.md", markdown(report).as_bytes())?,
+    ])
 }

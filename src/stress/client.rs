@@ -81,8 +81,8 @@ pub struct Uploaded {
 }
 
 /// Uploads `content` as `name`; returns the server's size and digest.
-pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) -> Result<Uploaded> {
-    let mut c = Exchange::open(ep, deadline)?;
+pub fn upload(ep: &HttpUrl, name: &str, content: &Content, until: Until) -> Result<Uploaded> {
+    let mut c = Exchange::open(ep, until)?;
     let head = format!(
         "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         ep.path, ep.host_header(), content.len
@@ -107,8 +107,8 @@ pub fn upload(ep: &HttpUrl, name: &str, content: &Content, deadline: Instant) ->
 }
 
 /// Downloads `name`; returns its length and SHA-256, hashed as it arrives.
-pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8; 32])> {
-    let mut c = Exchange::open(ep, deadline)?;
+pub fn download(ep: &HttpUrl, name: &str, until: Until) -> Result<(u64, [u8; 32])> {
+    let mut c = Exchange::open(ep, until)?;
     c.send(
         format!(
             "GET {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -128,14 +128,8 @@ pub fn download(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<(u64, [u8
 }
 
 /// Reads `len` bytes of `name` from `start` with a Range request.
-pub fn read_range(
-    ep: &HttpUrl,
-    name: &str,
-    start: u64,
-    len: u64,
-    deadline: Instant,
-) -> Result<Vec<u8>> {
-    let mut c = Exchange::open(ep, deadline)?;
+pub fn read_range(ep: &HttpUrl, name: &str, start: u64, len: u64, until: Until) -> Result<Vec<u8>> {
+    let mut c = Exchange::open(ep, until)?;
     let end = start + len.max(1) - 1;
     c.send(
         format!(
@@ -158,8 +152,8 @@ pub fn read_range(
 }
 
 /// Deletes `name`; returns the status (204, or 404 if it was not there).
-pub fn delete(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<u16> {
-    let mut c = Exchange::open(ep, deadline)?;
+pub fn delete(ep: &HttpUrl, name: &str, until: Until) -> Result<u16> {
+    let mut c = Exchange::open(ep, until)?;
     c.send(
         format!(
             "DELETE {}{name} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -174,7 +168,7 @@ pub fn delete(ep: &HttpUrl, name: &str, deadline: Instant) -> Result<u16> {
 }
 
 /// The names listed by `GET {prefix}`.
-pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
+pub fn list(ep: &HttpUrl, until: Until) -> Result<Vec<String>> {
     #[derive(serde::Deserialize)]
     struct Entry {
         name: String,
@@ -183,7 +177,7 @@ pub fn list(ep: &HttpUrl, deadline: Instant) -> Result<Vec<String>> {
     struct Listing {
         files: Vec<Entry>,
     }
-    let mut c = Exchange::open(ep, deadline)?;
+    let mut c = Exchange::open(ep, until)?;
     c.send(
         format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
@@ -214,32 +208,80 @@ fn length(h: &ResponseHead) -> Result<u64> {
         .ok_or_else(|| ClientError::Protocol("response without Content-Length".into()))
 }
 
+/// How long a transfer may go on: until its deadline, or until `stop`
+/// says the run was interrupted (Ctrl-C), whichever comes first.
+#[derive(Clone, Copy)]
+pub struct Until<'a> {
+    pub deadline: Instant,
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Until<'static> {
+    /// Bounded by `deadline` alone: housekeeping (cleanup, probes) that
+    /// must finish even in an interrupted run.
+    pub fn deadline(deadline: Instant) -> Self {
+        Until {
+            deadline,
+            stop: &|| false,
+        }
+    }
+}
+
+impl Until<'_> {
+    /// Time left before the deadline; an error once it passed or the run
+    /// was stopped.
+    fn left(&self) -> io::Result<Duration> {
+        if (self.stop)() {
+            return Err(io::Error::other(STOPPED));
+        }
+        remaining(self.deadline)
+    }
+}
+
+/// What a transfer cut short by Ctrl-C fails with.
+pub const STOPPED: &str = "stopped: the run was interrupted";
+/// Longest a blocked read or write waits before the stop flag is looked
+/// at again, so Ctrl-C ends a transfer of any size within about this.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
 /// A socket whose every read and write is bounded by what is left of one
-/// deadline.
-struct Deadlined {
+/// deadline, and given up when the run is stopped.
+struct Deadlined<'a> {
     stream: TcpStream,
-    deadline: Instant,
+    until: Until<'a>,
 }
 
-impl Deadlined {
-    fn arm(&self) -> io::Result<()> {
-        let left = remaining(self.deadline)?;
-        self.stream.set_read_timeout(Some(left))?;
-        self.stream.set_write_timeout(Some(left))
+impl Deadlined<'_> {
+    /// Runs one blocking `op` in slices of at most [`STOP_POLL`], so the
+    /// stop flag is looked at while it waits. A timed-out slice has moved
+    /// no byte (the kernel returns a partial count otherwise), so it is
+    /// simply tried again.
+    fn bounded<T>(&mut self, mut op: impl FnMut(&mut TcpStream) -> io::Result<T>) -> io::Result<T> {
+        loop {
+            let slice = self.until.left()?.min(STOP_POLL);
+            self.stream.set_read_timeout(Some(slice))?;
+            self.stream.set_write_timeout(Some(slice))?;
+            match op(&mut self.stream) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                other => return other,
+            }
+        }
     }
 }
 
-impl Read for Deadlined {
+impl Read for Deadlined<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.arm()?;
-        self.stream.read(buf)
+        self.bounded(|s| s.read(buf))
     }
 }
 
-impl Write for Deadlined {
+impl Write for Deadlined<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.arm()?;
-        self.stream.write(buf)
+        self.bounded(|s| s.write(buf))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -248,17 +290,17 @@ impl Write for Deadlined {
 }
 
 /// One request and its response on a connection of their own.
-struct Exchange {
-    io: Deadlined,
+struct Exchange<'a> {
+    io: Deadlined<'a>,
     response: ResponseReader,
 }
 
-impl Exchange {
-    fn open(ep: &HttpUrl, deadline: Instant) -> Result<Exchange> {
-        let stream = TcpStream::connect_timeout(&ep.addr, remaining(deadline)?)?;
+impl<'a> Exchange<'a> {
+    fn open(ep: &HttpUrl, until: Until<'a>) -> Result<Exchange<'a>> {
+        let stream = TcpStream::connect_timeout(&ep.addr, until.left()?)?;
         let _ = stream.set_nodelay(true);
         Ok(Exchange {
-            io: Deadlined { stream, deadline },
+            io: Deadlined { stream, until },
             response: ResponseReader::new(false),
         })
     }
@@ -314,4 +356,34 @@ fn remaining(deadline: Instant) -> io::Result<Duration> {
         return Err(io::ErrorKind::TimedOut.into());
     }
     Ok(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn a_stopped_run_ends_a_transfer_that_waits_long_before_its_deadline() {
+        // A server that accepts (into the backlog) and never answers: the
+        // download would wait out its 60 s deadline; stop ends it at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let ep = files_url(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let stopped = AtomicBool::new(false);
+        let stop = || stopped.load(Ordering::Relaxed);
+        let until = Until {
+            deadline: Instant::now() + Duration::from_secs(60),
+            stop: &stop,
+        };
+        let t0 = Instant::now();
+        let e = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stopped.store(true, Ordering::Relaxed);
+            });
+            download(&ep, "x", until).unwrap_err()
+        });
+        assert_eq!(e.to_string(), STOPPED);
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    }
 }

@@ -1,10 +1,6 @@
 //! Each client's file: a seeded random byte stream that any offset of can
-//! be regenerated, so files of any size need neither disk nor memory, and
-//! their SHA-256 is computed once, before anything is timed.
-
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+//! be regenerated, so files of any size need neither disk nor memory; its
+//! SHA-256 is computed when first needed, inside a transfer's deadline.
 
 use sha2::{Digest, Sha256};
 
@@ -50,18 +46,23 @@ impl Content {
         }
     }
 
-    /// SHA-256 of the whole file.
-    pub fn digest(&self) -> [u8; 32] {
+    /// SHA-256 of the whole file, or None as soon as `go_on` says to
+    /// stop (asked once per block): hashing a large file takes seconds, and
+    /// it counts inside the transfer's deadline like the rest of it.
+    pub fn digest_while(&self, go_on: impl Fn() -> bool) -> Option<[u8; 32]> {
         let mut h = Sha256::new();
         let mut buf = vec![0u8; BLOCK];
         let mut off = 0;
         while off < self.len {
+            if !go_on() {
+                return None;
+            }
             let n = (self.len - off).min(BLOCK as u64) as usize;
             self.fill(off, &mut buf[..n]);
             h.update(&buf[..n]);
             off += n as u64;
         }
-        h.finalize().into()
+        Some(h.finalize().into())
     }
 
     /// Counter-mode generation: word `i` depends only on (seed, i), which
@@ -79,24 +80,6 @@ pub fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Digests of many files, computed on all cores.
-pub fn digests(files: &[Content]) -> HashMap<Content, [u8; 32]> {
-    let next = AtomicUsize::new(0);
-    let out = Mutex::new(HashMap::with_capacity(files.len()));
-    let threads = crate::sys::cores();
-    std::thread::scope(|s| {
-        for _ in 0..threads.min(files.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(c) = files.get(i) else { break };
-                let d = c.digest();
-                out.lock().unwrap_or_else(|e| e.into_inner()).insert(*c, d);
-            });
-        }
-    });
-    out.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
@@ -129,8 +112,10 @@ mod tests {
         let mut whole = vec![0u8; c.len as usize];
         c.fill(0, &mut whole);
         let want: [u8; 32] = Sha256::digest(&whole).into();
-        assert_eq!(c.digest(), want);
-        assert_eq!(digests(&[c])[&c], want);
-        assert_ne!(Content::for_client(1, 1, c.len).digest(), want);
+        assert_eq!(c.digest_while(|| true), Some(want));
+        let other = Content::for_client(1, 1, c.len);
+        assert_ne!(other.digest_while(|| true), Some(want));
+        // Told to stop, it stops.
+        assert_eq!(c.digest_while(|| false), None);
     }
 }

@@ -11,6 +11,7 @@
 pub mod client;
 pub mod content;
 pub mod matrix;
+mod outcome;
 pub mod runner;
 pub mod scratch;
 pub mod target;

@@ -9,12 +9,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::client;
-use super::content::{self, mix, Content};
+use super::client::{self, Until};
+use super::content::{mix, Content};
 use super::matrix::{Cell, Matrix, Op};
+use super::outcome::{failed, row, Outcome};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
 use crate::net::url::HttpUrl;
@@ -61,22 +62,14 @@ pub enum StressEvent<'a> {
     CellDone(&'a StressRow),
 }
 
-/// One client's transfer.
-struct Outcome {
-    start: Instant,
-    end: Instant,
-    /// The server answered with success and the bytes matched: the only
-    /// way a transfer counts as succeeded.
-    verified: bool,
-    error: Option<String>,
-}
-
 struct Run<'a> {
     cfg: &'a StressConfig,
     /// Ctrl-C: no cell starts after it; the rows so far are the report.
     stop: &'a (dyn Fn() -> bool + Sync),
     nonce: u64,
-    digests: HashMap<Content, [u8; 32]>,
+    /// SHA-256 of each client file, computed the first time a transfer
+    /// needs it and inside that transfer's deadline.
+    digests: Mutex<HashMap<Content, [u8; 32]>>,
     rows: Vec<StressRow>,
     notes: Vec<String>,
     leftover_temp_files: usize,
@@ -102,20 +95,11 @@ pub fn run(
         .unwrap_or_default()
         .as_nanos() as u64
         ^ ((std::process::id() as u64) << 32));
-    let files: Vec<Content> = m
-        .sizes
-        .iter()
-        .flat_map(|&s| (0..m.max_clients()).map(move |c| Content::for_client(nonce, c, s)))
-        .collect();
-    on_event(StressEvent::Note(&format!(
-        "preparing {} client files",
-        files.len()
-    )));
     let mut run = Run {
         cfg,
         stop,
         nonce,
-        digests: content::digests(&files),
+        digests: Mutex::new(HashMap::new()),
         rows: Vec::new(),
         notes: Vec::new(),
         leftover_temp_files: 0,
@@ -256,6 +240,13 @@ impl Run<'_> {
                             }
                             on_event(StressEvent::CellStarted(&cell));
                             let outcomes = self.transfer(ep, &cell);
+                            // Ctrl-C cut this cell short: its failures are
+                            // the interruption's, not the server's, so it
+                            // has no row (as a sweep drops the run it was
+                            // in); its files are still cleaned up.
+                            if (self.stop)() {
+                                break;
+                            }
                             if op == Op::Upload {
                                 for (p, o) in present.iter_mut().zip(&outcomes) {
                                     *p = o.verified;
@@ -279,6 +270,32 @@ impl Run<'_> {
         }
     }
 
+    /// The SHA-256 of `content`, computed the first time it is needed,
+    /// within `until` (it counts inside the transfer's `--timeout`).
+    fn want(&self, content: &Content, until: Until) -> Result<[u8; 32], String> {
+        let known = |d: &Mutex<HashMap<Content, [u8; 32]>>| {
+            d.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(content)
+                .copied()
+        };
+        if let Some(d) = known(&self.digests) {
+            return Ok(d);
+        }
+        let go_on = || !(until.stop)() && Instant::now() < until.deadline;
+        let d = content
+            .digest_while(go_on)
+            .ok_or_else(|| match (until.stop)() {
+                true => client::STOPPED.to_string(),
+                false => "timed out computing the SHA-256 of the test content".to_string(),
+            })?;
+        self.digests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(*content, d);
+        Ok(d)
+    }
+
     fn name(&self, client: usize, size: u64) -> String {
         format!("stress-{:016x}-{client}-{size}.bin", self.nonce)
     }
@@ -298,8 +315,20 @@ impl Run<'_> {
                         .name(format!("client-{i}"))
                         .stack_size(256 * 1024)
                         .spawn_scoped(s, move || {
+                            // The deadline starts before the digest the
+                            // transfer is checked against, which is made
+                            // before the clients start together, so it
+                            // counts inside --timeout but not in the times.
+                            let until = Until {
+                                deadline: Instant::now() + self.cfg.timeout,
+                                stop: self.stop,
+                            };
+                            let want = self.want(&self.content(i, cell.size), until);
                             go.wait();
-                            self.client(ep, cell.op, i, cell.size)
+                            match want {
+                                Ok(want) => self.client(ep, cell.op, i, cell.size, until, want),
+                                Err(e) => failed(&e),
+                            }
                         })
                 })
                 .collect();
@@ -315,15 +344,23 @@ impl Run<'_> {
         })
     }
 
-    fn client(&self, ep: &HttpUrl, op: Op, i: usize, size: u64) -> Outcome {
+    /// One client's timed transfer, checked against `want`, its file's
+    /// SHA-256.
+    fn client(
+        &self,
+        ep: &HttpUrl,
+        op: Op,
+        i: usize,
+        size: u64,
+        until: Until,
+        want: [u8; 32],
+    ) -> Outcome {
         let name = self.name(i, size);
         let content = self.content(i, size);
-        let want = self.digests.get(&content).copied().unwrap_or_default();
         let start = Instant::now();
-        let deadline = start + self.cfg.timeout;
         let result = match op {
-            Op::Upload => client::upload(ep, &name, &content, deadline).map(|u| (u.size, u.sha256)),
-            Op::Download => client::download(ep, &name, deadline).map(|(n, d)| (n, hex(&d))),
+            Op::Upload => client::upload(ep, &name, &content, until).map(|u| (u.size, u.sha256)),
+            Op::Download => client::download(ep, &name, until).map(|(n, d)| (n, hex(&d))),
         };
         let end = Instant::now();
         let mut o = Outcome {
@@ -364,8 +401,11 @@ impl Run<'_> {
         }
         let span = content.len - len + 1;
         let start = mix(self.nonce ^ mix(i as u64 ^ content.len)) % span;
-        let deadline = Instant::now() + self.cfg.timeout;
-        let got = client::read_range(ep, name, start, len, deadline)
+        let until = Until {
+            deadline: Instant::now() + self.cfg.timeout,
+            stop: self.stop,
+        };
+        let got = client::read_range(ep, name, start, len, until)
             .map_err(|e| format!("read-back of {name}: {e}"))?;
         let mut want = vec![0u8; len as usize];
         content.fill(start, &mut want);
@@ -378,17 +418,23 @@ impl Run<'_> {
     /// Uploads (untimed) the files a download cell needs that are missing.
     fn setup(&mut self, ep: &HttpUrl, cell: &Cell, present: &mut [bool]) {
         let missing: Vec<usize> = (0..cell.clients).filter(|&i| !present[i]).collect();
-        let deadline = Instant::now() + self.cfg.timeout;
+        let until = Until {
+            deadline: Instant::now() + self.cfg.timeout,
+            stop: self.stop,
+        };
+        let run = &*self;
         let results: Vec<bool> = std::thread::scope(|s| {
             let hs: Vec<_> = missing
                 .iter()
                 .map(|&i| {
-                    let name = self.name(i, cell.size);
-                    let content = self.content(i, cell.size);
-                    let want = hex(&self.digests.get(&content).copied().unwrap_or_default());
+                    let name = run.name(i, cell.size);
+                    let content = run.content(i, cell.size);
                     s.spawn(move || {
-                        client::upload(ep, &name, &content, deadline)
-                            .is_ok_and(|u| u.sha256 == want)
+                        let Ok(want) = run.want(&content, until) else {
+                            return false;
+                        };
+                        client::upload(ep, &name, &content, until)
+                            .is_ok_and(|u| u.sha256 == hex(&want))
                     })
                 })
                 .collect();
@@ -407,17 +453,18 @@ impl Run<'_> {
     /// deadline for the whole pass, no longer than the transfer timeout, so
     /// a server that stopped answering cannot hold the run up for long.
     fn cleanup(&mut self, ep: &HttpUrl, size: u64, clients: usize) {
-        let deadline = Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout);
+        // Not cut short by Ctrl-C: an interrupted run still cleans up.
+        let until = Until::deadline(Instant::now() + HOUSEKEEPING_TIMEOUT.min(self.cfg.timeout));
         for i in 0..clients {
             let name = self.name(i, size);
-            match client::delete(ep, &name, deadline) {
+            match client::delete(ep, &name, until) {
                 Ok(204) | Ok(404) => {}
                 Ok(s) => self.notes.push(format!("DELETE {name}: HTTP {s}")),
                 Err(e) => self.notes.push(format!("DELETE {name}: {e}")),
             }
         }
         if matches!(self.cfg.target, Target::Url { .. }) {
-            match client::list(ep, deadline) {
+            match client::list(ep, until) {
                 Ok(names) => {
                     let prefix = format!("stress-{:016x}-", self.nonce);
                     self.leftover_files += names.iter().filter(|n| n.starts_with(&prefix)).count();
@@ -428,125 +475,6 @@ impl Run<'_> {
     }
 }
 
-/// A cell's row. Only verified transfers count as succeeded and only they
-/// count towards throughput: a fast transfer of wrong bytes is a failure,
-/// not a speed. The cell's time spans every client, failed ones included.
-fn row(cell: &Cell, outcomes: &[Outcome]) -> StressRow {
-    let first = outcomes.iter().map(|o| o.start).min();
-    let last = outcomes.iter().map(|o| o.end).max();
-    let total_s = match (first, last) {
-        (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
-        _ => 0.0,
-    };
-    let ok: Vec<&Outcome> = outcomes.iter().filter(|o| o.verified).collect();
-    let per_client_bps = if ok.is_empty() {
-        0.0
-    } else {
-        ok.iter()
-            .map(|o| cell.size as f64 / o.end.duration_since(o.start).as_secs_f64().max(1e-9))
-            .sum::<f64>()
-            / ok.len() as f64
-    };
-    StressRow {
-        op: cell.op,
-        size: cell.size,
-        clients: cell.clients,
-        server_workers: cell.server.map(|(_, w)| w),
-        model: cell
-            .server
-            .map_or("external".into(), |(m, _)| m.name().into()),
-        total_s,
-        per_client_bps,
-        aggregate_bps: if total_s > 0.0 {
-            (ok.len() as u64 * cell.size) as f64 / total_s
-        } else {
-            0.0
-        },
-        succeeded: ok.len(),
-        failed: outcomes.len() - ok.len(),
-        verified: ok.len(),
-        error: outcomes
-            .iter()
-            .find_map(|o| o.error.clone())
-            .unwrap_or_default(),
-    }
-}
-
-fn failed(msg: &str) -> Outcome {
-    let now = Instant::now();
-    Outcome {
-        start: now,
-        end: now,
-        verified: false,
-        error: Some(msg.into()),
-    }
-}
-
 fn hex(d: &[u8; 32]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn outcome(t0: Instant, ms: u64, verified: bool) -> Outcome {
-        Outcome {
-            start: t0,
-            end: t0 + Duration::from_millis(ms),
-            verified,
-            error: (!verified).then(|| "sha256 differs".to_string()),
-        }
-    }
-
-    #[test]
-    fn a_transfer_that_does_not_verify_is_failed_and_not_throughput() {
-        let cell = Cell {
-            op: Op::Upload,
-            size: 1_000_000,
-            clients: 3,
-            server: Some((Model::ThreadPool, 1)),
-        };
-        let t0 = Instant::now();
-        // Two verified transfers of 1 s and 2 s, and a fast one (0.5 s)
-        // whose bytes were wrong.
-        let r = row(
-            &cell,
-            &[
-                outcome(t0, 1000, true),
-                outcome(t0, 2000, true),
-                outcome(t0, 500, false),
-            ],
-        );
-        assert_eq!((r.succeeded, r.failed, r.verified), (2, 1, 2));
-        assert_eq!(r.succeeded + r.failed, cell.clients);
-        assert!((r.total_s - 2.0).abs() < 1e-9);
-        // Mean of 1 MB/s and 0.5 MB/s; the failed one's 2 MB/s is ignored.
-        assert!(
-            (r.per_client_bps - 750_000.0).abs() < 1.0,
-            "{}",
-            r.per_client_bps
-        );
-        // 2 MB verified over the cell's 2 s.
-        assert!(
-            (r.aggregate_bps - 1_000_000.0).abs() < 1.0,
-            "{}",
-            r.aggregate_bps
-        );
-        assert_eq!(r.error, "sha256 differs");
-    }
-
-    #[test]
-    fn a_cell_with_no_verified_transfer_has_no_throughput() {
-        let cell = Cell {
-            op: Op::Download,
-            size: 10,
-            clients: 2,
-            server: None,
-        };
-        let r = row(&cell, &[failed("timed out"), failed("timed out")]);
-        assert_eq!((r.succeeded, r.failed, r.verified), (0, 2, 0));
-        assert_eq!((r.per_client_bps, r.aggregate_bps), (0.0, 0.0));
-        assert_eq!(r.model, "external");
-    }
 }

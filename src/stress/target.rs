@@ -87,7 +87,7 @@ impl SpawnedServer {
     fn wait_ready(&mut self, until: Instant) -> Result<(), String> {
         loop {
             let deadline = until.min(Instant::now() + PROBE_TIMEOUT);
-            let err = match client::list(&self.endpoint, deadline) {
+            let err = match client::list(&self.endpoint, client::Until::deadline(deadline)) {
                 Ok(_) => return Ok(()),
                 Err(e) => e,
             };

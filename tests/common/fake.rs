@@ -1,7 +1,8 @@
 //! A deliberately misbehaving HTTP server for testing how the load
 //! generator counts failures: it closes early, varies its lengths, stalls,
-//! pauses everyone once, closes kept-alive connections, or records exactly
-//! what it was sent. Loopback only, stopped on drop.
+//! pauses everyone once, closes kept-alive connections, sends bytes past
+//! a response, trickles one byte at a time, or records exactly what it was
+//! sent. Loopback only, stopped on drop.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -34,6 +35,12 @@ pub enum Behaviour {
     /// Body length 10 + the connection's accept order (0, 1, ...): lengths
     /// differ between connections, never on one connection.
     LengthPerConnection,
+    /// Answers 200 with `Content-Length: 2` and the body "ok", followed in
+    /// the same write by bytes past that length ("junk"), keep-alive.
+    ExtraBytes,
+    /// Sends a close-delimited answer (`HTTP/1.0 200 OK`, body "ok") one
+    /// byte at a time, this long apart, then closes.
+    Trickle(Duration),
 }
 
 pub struct FakeServer {
@@ -230,6 +237,22 @@ fn serve(mut conn: TcpStream, s: &Shared, index: u64) {
             Behaviour::AnswerFirstOnly => {
                 if n == 1 {
                     respond(&mut conn, keep, "ok", req.head);
+                }
+                return;
+            }
+            Behaviour::ExtraBytes => {
+                let r =
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nokjunk";
+                if conn.write_all(r).is_err() {
+                    return;
+                }
+            }
+            Behaviour::Trickle(gap) => {
+                for b in b"HTTP/1.0 200 OK\r\n\r\nok" {
+                    if s.stop.load(Ordering::SeqCst) || conn.write_all(&[*b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(gap);
                 }
                 return;
             }

@@ -494,6 +494,17 @@ pub fn descendants(root: i32) -> Vec<i32> {
     out
 }
 
+/// Whether `pid` runs (exists and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
 /// Every file `loadlab report` derives in `dir` (summaries, page, charts),
 /// by path relative to it. Every derived file's bytes, by path relative to the directory.
 pub fn derived(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {

@@ -10,6 +10,9 @@ use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use super::{is_peer_close, Failure, Phase, Worker, NO_LENGTH};
+
+/// The error kind of a response followed by bytes nobody asked for.
+pub const FRAMING_ERROR: &str = "framing: bytes past the end of the response";
 use crate::http::client::{ResponseError, ResponseInfo};
 
 impl Worker<'_> {
@@ -86,6 +89,7 @@ impl Worker<'_> {
             self.stats.keep_alive_retries += 1;
         }
         c.t_start = Instant::now();
+        c.t_active = c.t_start;
         c.parser.reset();
         self.reconnect(i);
     }
@@ -126,6 +130,7 @@ impl Worker<'_> {
         }
         let c = &mut self.conns[i];
         c.t_connected = self.woke;
+        c.t_active = self.woke;
         c.phase = Phase::Sending(0);
         self.send(i);
     }
@@ -145,6 +150,9 @@ impl Worker<'_> {
                 }
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if off > 0 {
+                        c.t_active = Instant::now();
+                    }
                     c.phase = Phase::Sending(off);
                     self.want_writable(i, true);
                     return;
@@ -161,6 +169,7 @@ impl Worker<'_> {
             self.stats.body_sent += req.len() as u64;
         }
         c.t_sent = Instant::now();
+        c.t_active = c.t_sent;
         // No read here: the response cannot have arrived in the microsecond
         // since the write, and its arrival raises an edge of its own. A
         // speculative read would cost one failing syscall per request.
@@ -195,14 +204,19 @@ impl Worker<'_> {
             if c.t_first.is_none() {
                 c.t_first = Some(self.woke);
             }
+            c.t_active = self.woke;
             let mut off = 0;
             while off < n {
                 match c.parser.feed(&self.buf[off..n]) {
                     Ok((used, Some(info))) => {
                         // Bytes after a complete response were not asked
-                        // for; they are dropped with the connection.
-                        let extra = off + used < n;
-                        return self.complete(i, info, !extra);
+                        // for: the server framed it wrong (a body longer
+                        // than its Content-Length), so the request fails
+                        // and the connection, out of step, is dropped.
+                        if off + used < n {
+                            return self.fail(i, Failure::Exception, FRAMING_ERROR.into());
+                        }
+                        return self.complete(i, info, true);
                     }
                     Ok((used, None)) => off += used,
                     Err(e) => {
@@ -322,7 +336,8 @@ impl Worker<'_> {
                 c.phase,
                 Phase::Connecting | Phase::Sending(_) | Phase::Receiving
             );
-            if busy && now.duration_since(c.t_start) >= self.shared.timeout {
+            // ab's -s: how long the socket may sit without progress.
+            if busy && now.saturating_duration_since(c.t_active) >= self.shared.timeout {
                 self.fail(i, Failure::Timeout, "timeout".into());
             }
         }

@@ -131,6 +131,10 @@ struct LoadConn {
     t_connected: Instant,
     t_sent: Instant,
     t_first: Option<Instant>,
+    /// The request last made progress here (started, connected, or moved
+    /// bytes either way): `-s` is ab's per-socket inactivity timeout,
+    /// measured from this, not a deadline for the whole response.
+    t_active: Instant,
 }
 
 /// One thread's run.
@@ -186,6 +190,7 @@ impl<'a> Worker<'a> {
                 t_connected: now,
                 t_sent: now,
                 t_first: None,
+                t_active: now,
             })
             .collect();
         let open_loop = plan.rate.is_some();
@@ -425,6 +430,7 @@ impl<'a> Worker<'a> {
         c.counted = counted;
         c.t_intended = intended;
         c.t_start = now;
+        c.t_active = now;
         c.t_first = None;
         c.parser.reset();
         if c.stream.is_some() && self.shared.keep_alive {

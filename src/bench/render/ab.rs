@@ -159,6 +159,7 @@ pub fn ab_report(r: &BenchResult) -> String {
             "\nPercentage of the requests served within a certain time (ms)"
         );
         percentages(&mut o, "", l.reported());
+        left_out(&mut o, r);
         if l.open_loop() {
             let _ = writeln!(
                 o,
@@ -174,6 +175,21 @@ pub fn ab_report(r: &BenchResult) -> String {
     }
     beyond_ab(&mut o, r);
     o
+}
+
+/// Under the percentiles: the timed-out requests they leave out (a
+/// failed request has no latency), so a p99 over the ones that finished
+/// is not read as the p99 of all.
+fn left_out(o: &mut String, r: &BenchResult) {
+    let n = r.stats.timeouts;
+    if n > 0 {
+        let _ = writeln!(
+            o,
+            "  (not in these times: {n} request{} timed out, no byte for -s {} s)",
+            if n == 1 { "" } else { "s" },
+            r.info.timeout_s
+        );
+    }
 }
 
 /// What ab does not show: tail percentiles, timeouts and errors by kind,

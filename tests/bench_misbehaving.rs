@@ -107,3 +107,28 @@ fn the_text_report_says_how_many_timeouts_the_percentiles_leave_out() {
         "{text}"
     );
 }
+
+#[test]
+fn regression_an_answer_that_began_before_the_request_was_sent_was_lost() {
+    // /echo streams a large body back while it is still arriving. The
+    // readable edge came while bench was sending and was ignored; the
+    // server, its output full, then stopped reading, and both sides waited
+    // for `-s`. Bench reads while it sends, so every request completes.
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    let bytes: Vec<u8> = (0..6 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&body, &bytes).unwrap();
+    let server = common::TestServer::start("event-loop", &[]);
+    let url = server.url("/echo");
+    let body = body.to_str().unwrap();
+    for ka in [false, true] {
+        let mut args = vec!["-n", "6", "-c", "2", "-s", "20", "-p", body];
+        if ka {
+            args.push("-k");
+        }
+        args.push(&url);
+        let r = bench_json(&args);
+        assert_eq!(u(&r, "/complete"), 6, "keep-alive {ka}");
+        assert_eq!(u(&r, "/failed"), 0, "keep-alive {ka}: {}", r["errors"]);
+    }
+}

@@ -98,7 +98,19 @@ impl Worker<'_> {
         let trouble = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
         match self.conns[i].phase {
             Phase::Connecting => self.on_connect(i),
-            Phase::Sending(_) if ev.is_writable() || trouble => self.send(i),
+            Phase::Sending(_) => {
+                // A server may answer before the request is all sent (an
+                // early 413, or /echo streaming the body back): read it
+                // now, since its edge will not come again, and since a
+                // server whose output is full stops reading the rest.
+                if ev.is_readable() || trouble {
+                    self.receive(i);
+                }
+                let still_sending = matches!(self.conns[i].phase, Phase::Sending(_));
+                if still_sending && (ev.is_writable() || trouble) {
+                    self.send(i);
+                }
+            }
             // The ACK of the request alone makes the socket writable; a
             // read then would find nothing.
             Phase::Receiving if ev.is_readable() || trouble => self.receive(i),
@@ -216,7 +228,10 @@ impl Worker<'_> {
                         if off + used < n {
                             return self.fail(i, Failure::Exception, FRAMING_ERROR.into());
                         }
-                        return self.complete(i, info, true);
+                        // Answered before the request was all sent: the
+                        // connection is out of step and cannot be reused.
+                        let reusable = c.phase == Phase::Receiving;
+                        return self.complete(i, info, reusable);
                     }
                     Ok((used, None)) => off += used,
                     Err(e) => {

@@ -7,6 +7,7 @@ mod config;
 pub mod handlers;
 mod listen;
 pub mod models;
+pub mod offload;
 pub mod outq;
 pub mod session;
 pub mod shutdown;

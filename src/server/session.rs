@@ -1,10 +1,17 @@
 //! One connection's request/response exchange, independent of how its IO
 //! is done: decodes events, calls the handlers, queues the responses, and
 //! keeps the deadlines. Every model drives this same type.
+//!
+//! A handler may answer with blocking work (`Job`) instead of a response.
+//! The session then waits: `process` decodes nothing more until the model
+//! has taken the job (`take_job`), run it wherever suits its IO, and handed
+//! back the response (`complete`). While it waits no read deadline runs
+//! (the server, not the client, is the slow party); the models' shutdown
+//! grace still bounds it.
 
 use std::time::{Duration, Instant};
 
-use super::handlers::{route, Action, App, Body, BodySink, Response};
+use super::handlers::{route, Action, App, Body, BodySink, Job, Reply, Response};
 use super::outq::OutQueue;
 use crate::http::{BodyLength, Event, Limits, Phase, ServerConn};
 
@@ -16,15 +23,19 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 enum Pending {
     /// The handler consumes the body.
     Sink(Box<dyn BodySink>),
-    /// The handler already answered; the body is read and thrown away so
-    /// the connection can be kept alive.
-    Discard(Response),
+    /// The handler already answered (or will, once its job has run); the
+    /// body is read and thrown away so the connection can be kept alive.
+    Discard(Reply),
 }
 
 pub struct Session {
     pub conn: ServerConn,
     pub out: OutQueue,
     pending: Option<Pending>,
+    /// Blocking work for the model to run, not yet taken.
+    job: Option<Job>,
+    /// A job's response is owed: nothing more is decoded until `complete`.
+    waiting: bool,
     head_only: bool,
     /// Send `Connection: close` on the next response: set when others are
     /// waiting for this worker or the server is shutting down.
@@ -47,6 +58,8 @@ impl Session {
             conn: ServerConn::new(limits),
             out: OutQueue::default(),
             pending: None,
+            job: None,
+            waiting: false,
             head_only: false,
             close_next: false,
             finished: false,
@@ -64,19 +77,16 @@ impl Session {
     }
 
     /// Decodes and answers as many requests as the buffered input holds,
-    /// stopping when output backs up.
+    /// stopping when output backs up or a job's response is owed.
     pub fn process(&mut self, app: &App) {
-        while !self.out.is_full() {
+        while !self.out.is_full() && !self.waiting {
             match self.conn.next_event() {
                 Event::Head(head) => {
                     self.head_only = head.is_head();
                     let has_body = head.body != BodyLength::Empty;
-                    match route(app, &head) {
-                        Action::Respond(resp) if !has_body => self.respond(resp),
-                        // A client waiting for 100-continue gets the final
-                        // answer instead and does not send the body.
-                        Action::Respond(resp) if head.expect_continue => self.respond(resp),
-                        Action::Respond(resp) => self.pending = Some(Pending::Discard(resp)),
+                    let reply = match route(app, &head) {
+                        Action::Respond(resp) => Reply::Ready(resp),
+                        Action::Defer(job) => Reply::Defer(job),
                         Action::ReadBody(sink) => {
                             self.conn.set_max_body(sink.max_body());
                             if head.expect_continue {
@@ -89,7 +99,15 @@ impl Session {
                                 self.out.encode(|b| self.conn.write_continue(b));
                             }
                             self.pending = Some(Pending::Sink(sink));
+                            continue;
                         }
+                    };
+                    // A client waiting for 100-continue gets the final
+                    // answer instead and does not send the body.
+                    if !has_body || head.expect_continue {
+                        self.answer(reply);
+                    } else {
+                        self.pending = Some(Pending::Discard(reply));
                     }
                 }
                 Event::Data(chunk) => {
@@ -101,12 +119,12 @@ impl Session {
                     }
                 }
                 Event::End => {
-                    let resp = match self.pending.take() {
+                    let reply = match self.pending.take() {
                         Some(Pending::Sink(sink)) => sink.finish(),
-                        Some(Pending::Discard(resp)) => resp,
+                        Some(Pending::Discard(reply)) => reply,
                         None => continue,
                     };
-                    self.respond(resp);
+                    self.answer(reply);
                 }
                 Event::Error(e) => {
                     // Dropping the sink aborts an upload, leaving nothing.
@@ -118,6 +136,31 @@ impl Session {
                 Event::NeedData | Event::Paused | Event::Closed => break,
             }
         }
+    }
+
+    fn answer(&mut self, reply: Reply) {
+        match reply {
+            Reply::Ready(resp) => self.respond(resp),
+            Reply::Defer(job) => {
+                self.job = Some(job);
+                self.waiting = true;
+            }
+        }
+    }
+
+    /// The blocking work a handler left, for the model to run (at most one
+    /// at a time per connection). Hand its response to `complete`.
+    pub fn take_job(&mut self) -> Option<Job> {
+        self.job.take()
+    }
+
+    /// A job's response: queues it, and `process` may go on decoding. A
+    /// response for a connection that has meanwhile timed out is dropped.
+    pub fn complete(&mut self, resp: Response) {
+        if !std::mem::take(&mut self.waiting) || self.finished {
+            return;
+        }
+        self.respond(resp);
     }
 
     fn respond(&mut self, resp: Response) {
@@ -190,6 +233,8 @@ impl Session {
     /// The connection is finished afterwards.
     pub fn on_timeout(&mut self) {
         self.pending = None;
+        // An unrun job is dropped: an upload's temporary file goes with it.
+        self.job = None;
         self.finished = true;
         self.out.set_last();
         if self.out.is_empty() {

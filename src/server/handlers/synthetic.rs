@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::app::App;
-use super::response::{Action, Body, BodySink, Response};
+use super::response::{Action, Body, BodySink, Reply, Response};
 use crate::http::{Method, RequestHead};
 
 /// Largest `/bytes/N` answer; bigger requests are refused rather than
@@ -114,9 +114,10 @@ impl BodySink for Echo {
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Response {
+    fn finish(self: Box<Self>) -> Reply {
         Response::new(200)
             .header("Content-Type", &self.content_type)
             .body(Body::Bytes(Bytes::from(self.buf)))
+            .into()
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::range::{self, ByteRange};
-use super::reply::{hex, io_status, json, query_param, FileDigest};
+use super::reply::{hex, io_status, json, FileDigest};
 use crate::http::{Method, RequestHead};
 use crate::server::handlers::static_files::content_type;
 use crate::server::handlers::validators::Validators;
@@ -25,9 +25,6 @@ pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
         Ok(fm) => fm,
         Err(status) => return Response::error(status),
     };
-    if query_param(head, "sha256").is_some() {
-        return digest(name, file);
-    }
     let len = meta.len();
     let v = Validators::for_file(&meta);
     let headers = format!(
@@ -85,7 +82,12 @@ pub(super) fn open_regular(path: &Path) -> Result<(File, Metadata), u16> {
     Ok((file, meta))
 }
 
-fn digest(name: &str, mut file: File) -> Response {
+/// `?sha256`: reads the whole file, so it runs as a job (see `route`).
+pub fn digest(dir: &Path, name: &str) -> Response {
+    let mut file = match open_regular(&dir.join(name)) {
+        Ok((file, _)) => file,
+        Err(status) => return Response::error(status),
+    };
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; DIGEST_BUF];
     let mut read = 0u64;

@@ -1,6 +1,10 @@
 //! PUT/POST of one file: the body streams into a temporary file in the
 //! upload directory while its SHA-256 is computed; at the end the file is
-//! fsynced and renamed over the name. Memory stays constant whatever the
+//! fsynced and renamed over the name, in a job (`finish` defers it), so an
+//! event loop does not wait for the disk. The rename happens under the
+//! directory's commit lock, after the request's preconditions are checked
+//! once more (see `commit`): the loser of two racing conditional uploads
+//! gets 412 and its temporary file is removed. Memory stays constant whatever the
 //! size: the body is gathered into blocks of fixed size, each written and
 //! then hashed (on a thread of its own for a large upload, see `digest`).
 //!
@@ -17,12 +21,14 @@ use std::path::{Path, PathBuf};
 
 use tempfile::NamedTempFile;
 
+use super::commit;
 use super::digest::BodyDigest;
 use super::reply::{hex, href, io_status, json, FileDigest};
 use super::stale;
 use crate::results::files::TEMP_PREFIX;
 use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
-use crate::server::handlers::{BodySink, Response};
+use crate::server::handlers::validators::Conditions;
+use crate::server::handlers::{BodySink, Reply, Response};
 
 /// After this many new bytes the kernel is asked to start writing them
 /// back, so the final fsync finds most of the file already on disk instead
@@ -44,6 +50,8 @@ pub struct Upload {
     dir: PathBuf,
     name: String,
     max: u64,
+    /// The request's preconditions, checked again right before the rename.
+    conditions: Conditions,
     /// Created on the first byte (or at the end of an empty body), so a
     /// request refused before its body is read never touches the disk.
     tmp: Option<NamedTempFile>,
@@ -59,11 +67,12 @@ pub struct Upload {
 }
 
 impl Upload {
-    pub fn new(dir: &Path, name: String, max: u64) -> Self {
+    pub fn new(dir: &Path, name: String, max: u64, conditions: Conditions) -> Self {
         Upload {
             dir: dir.to_path_buf(),
             name,
             max,
+            conditions,
             tmp: None,
             pending: Vec::new(),
             digest: BodyDigest::new(BLOCK),
@@ -117,8 +126,10 @@ impl Upload {
             .map_err(|e| failure(&e))?;
         f.sync_data().map_err(|e| failure(&e))?;
         let target = self.dir.join(&self.name);
-        // Rename without replacing first: that tells new from replaced
-        // atomically, even with concurrent uploads of the same name.
+        // From the check to the rename no other change of the directory
+        // can come in between. On a refusal `tmp` is dropped: unlinked.
+        let held = commit::hold(&self.dir, &self.name, &self.conditions)?;
+        // Rename without replacing first: that tells new from replaced.
         let created = match tmp.persist_noclobber(&target) {
             Ok(_) => true,
             Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -127,6 +138,7 @@ impl Upload {
             }
             Err(e) => return Err(failure(&e.error)),
         };
+        drop(held);
         // The rename is durable once the directory is synced. The file is
         // already in place, so a failure here is not the client's to see.
         if let Ok(d) = std::fs::File::open(&self.dir) {
@@ -185,7 +197,15 @@ impl BodySink for Upload {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Response {
+    fn finish(self: Box<Self>) -> Reply {
+        Reply::Defer(Box::new(move || self.commit_all()))
+    }
+}
+
+impl Upload {
+    /// The rest of the body written, the digest finished, the file made
+    /// durable and renamed: blocking work, run as a job.
+    fn commit_all(mut self: Box<Self>) -> Response {
         let done = self
             .complete()
             .and_then(|sha256| Ok((sha256, self.commit()?)));
@@ -218,9 +238,9 @@ fn start_writeback(fd: i32, offset: u64, len: u64) {
     }
 }
 
-/// The response for a failed write, sync or rename. The temporary file is
-/// removed when the sink is dropped, which follows at once.
-fn failure(err: &std::io::Error) -> Response {
+/// The response for a failed write, sync, lock or rename. The temporary
+/// file is removed when the sink is dropped, which follows at once.
+pub(super) fn failure(err: &std::io::Error) -> Response {
     match io_status(err) {
         // The directory vanished or a path component went away: not a
         // missing resource the client asked about.

@@ -92,12 +92,12 @@ pub fn serve(
 }
 
 /// Decodes and answers what the input holds, running the handlers'
-/// blocking work (hashing, fsync, rename) right here: this thread serves
+/// blocking work (hashing, writes, fsync, rename) right here: this thread serves
 /// this one connection, so nothing else waits on it.
 pub fn process_inline(s: &mut Session, app: &App) {
     s.process(app);
-    while let Some(job) = s.take_job() {
-        s.complete(job());
+    while let Some(task) = s.take_task() {
+        s.complete(task.run());
         s.process(app);
     }
 }

@@ -12,6 +12,7 @@ pub mod outq;
 pub mod session;
 pub mod shutdown;
 mod sockopt;
+pub mod task;
 
 use std::net::TcpListener;
 

@@ -2,17 +2,18 @@
 //! is done: decodes events, calls the handlers, queues the responses, and
 //! keeps the deadlines. Every model drives this same type.
 //!
-//! A handler may answer with blocking work (`Job`) instead of a response.
-//! The session then waits: `process` decodes nothing more until the model
-//! has taken the job (`take_job`), run it wherever suits its IO, and handed
-//! back the response (`complete`). While it waits no read deadline runs
-//! (the server, not the client, is the slow party); the models' shutdown
-//! grace still bounds it.
+//! A handler may answer with blocking work (a `Job`), and a body sink may
+//! need some done before it takes more (a `Step`). The session then waits:
+//! `process` decodes nothing more until the model has taken the `Task`
+//! (`take_task`), run it wherever suits its IO, and handed back the result
+//! (`complete`). While it waits no read deadline runs (the server, not the
+//! client, is the slow party); the models' shutdown grace still bounds it.
 
 use std::time::{Duration, Instant};
 
-use super::handlers::{route, Action, App, Body, BodySink, Job, Reply, Response};
+use super::handlers::{route, Action, App, Body, BodySink, Reply, Response};
 use super::outq::OutQueue;
+use super::task::{Task, TaskDone};
 use crate::http::{BodyLength, Event, Limits, Phase, ServerConn};
 
 /// Longest time queued output may make no progress before the peer is
@@ -33,8 +34,8 @@ pub struct Session {
     pub out: OutQueue,
     pending: Option<Pending>,
     /// Blocking work for the model to run, not yet taken.
-    job: Option<Job>,
-    /// A job's response is owed: nothing more is decoded until `complete`.
+    task: Option<Task>,
+    /// A task is out: nothing more is decoded until `complete`.
     waiting: bool,
     head_only: bool,
     /// Send `Connection: close` on the next response: set when others are
@@ -58,7 +59,7 @@ impl Session {
             conn: ServerConn::new(limits),
             out: OutQueue::default(),
             pending: None,
-            job: None,
+            task: None,
             waiting: false,
             head_only: false,
             close_next: false,
@@ -77,7 +78,7 @@ impl Session {
     }
 
     /// Decodes and answers as many requests as the buffered input holds,
-    /// stopping when output backs up or a job's response is owed.
+    /// stopping when output backs up or a task is out.
     pub fn process(&mut self, app: &App) {
         while !self.out.is_full() && !self.waiting {
             match self.conn.next_event() {
@@ -112,9 +113,16 @@ impl Session {
                 }
                 Event::Data(chunk) => {
                     if let Some(Pending::Sink(sink)) = &mut self.pending {
-                        if let Err(resp) = sink.data(chunk) {
-                            self.pending = None;
-                            self.respond(resp.closing());
+                        match sink.data(chunk) {
+                            Err(resp) => {
+                                self.pending = None;
+                                self.respond(resp.closing());
+                            }
+                            Ok(()) => {
+                                if let Some(step) = sink.take_step() {
+                                    self.wait_for(Task::Step(step));
+                                }
+                            }
                         }
                     }
                 }
@@ -141,26 +149,39 @@ impl Session {
     fn answer(&mut self, reply: Reply) {
         match reply {
             Reply::Ready(resp) => self.respond(resp),
-            Reply::Defer(job) => {
-                self.job = Some(job);
-                self.waiting = true;
-            }
+            Reply::Defer(job) => self.wait_for(Task::Answer(job)),
         }
     }
 
-    /// The blocking work a handler left, for the model to run (at most one
-    /// at a time per connection). Hand its response to `complete`.
-    pub fn take_job(&mut self) -> Option<Job> {
-        self.job.take()
+    fn wait_for(&mut self, task: Task) {
+        self.task = Some(task);
+        self.waiting = true;
     }
 
-    /// A job's response: queues it, and `process` may go on decoding. A
-    /// response for a connection that has meanwhile timed out is dropped.
-    pub fn complete(&mut self, resp: Response) {
+    /// The blocking work the handlers left, for the model to run (at most
+    /// one at a time per connection). Hand its result to `complete`.
+    pub fn take_task(&mut self) -> Option<Task> {
+        self.task.take()
+    }
+
+    /// A task's result: a response is queued, a finished step lets the
+    /// body go on, a failed one ends the exchange (and the connection, as
+    /// the rest of the body is not read). `process` may then go on. A
+    /// result for a connection that has meanwhile timed out is dropped.
+    pub fn complete(&mut self, done: TaskDone) {
         if !std::mem::take(&mut self.waiting) || self.finished {
             return;
         }
-        self.respond(resp);
+        match done {
+            TaskDone::Answer(resp) => self.respond(resp),
+            // The body's clock restarts: the wait was the server's.
+            TaskDone::Step(Ok(())) => self.last_read = Instant::now(),
+            TaskDone::Step(Err(resp)) => {
+                // Dropping the sink aborts an upload, leaving nothing.
+                self.pending = None;
+                self.respond(resp.closing());
+            }
+        }
     }
 
     fn respond(&mut self, resp: Response) {
@@ -218,6 +239,9 @@ impl Session {
         if !self.out.is_empty() {
             return Some(self.last_write.max(self.phase_since) + WRITE_STALL_TIMEOUT);
         }
+        if self.waiting {
+            return None; // the server is the slow party
+        }
         let l = self.conn.limits();
         match phase {
             Phase::Idle => Some(self.phase_since + l.idle_timeout),
@@ -233,8 +257,8 @@ impl Session {
     /// The connection is finished afterwards.
     pub fn on_timeout(&mut self) {
         self.pending = None;
-        // An unrun job is dropped: an upload's temporary file goes with it.
-        self.job = None;
+        // An unrun task is dropped: an upload's temporary file goes with it.
+        self.task = None;
         self.finished = true;
         self.out.set_last();
         if self.out.is_empty() {

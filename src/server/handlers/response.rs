@@ -111,6 +111,11 @@ impl Response {
 /// slow disk or a long hash never holds up their other connections.
 pub type Job = Box<dyn FnOnce() -> Response + Send + 'static>;
 
+/// Blocking work in the middle of a request body (an upload writing a
+/// full block): the session decodes no more of the body until it has run.
+/// An error stops the exchange as one from `BodySink::data` does.
+pub type Step = Box<dyn FnOnce() -> Result<(), Response> + Send + 'static>;
+
 /// A handler's answer: ready now, or once its blocking `Job` has run.
 pub enum Reply {
     Ready(Response),
@@ -143,6 +148,11 @@ pub trait BodySink: Send {
     /// A piece of the body. An error response stops the exchange and closes
     /// the connection.
     fn data(&mut self, chunk: &[u8]) -> Result<(), Response>;
+    /// Blocking work `data` left to be done before more of the body, if
+    /// any; asked after every `data`.
+    fn take_step(&mut self) -> Option<Step> {
+        None
+    }
     /// The body is complete; produce the response, or the blocking work
     /// that will (an upload's fsync and rename).
     fn finish(self: Box<Self>) -> Reply;

@@ -14,10 +14,11 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
-use crate::server::handlers::{App, Response};
+use crate::server::handlers::App;
 use crate::server::offload::Offload;
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
+use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
 
 const LISTENER: Token = Token(usize::MAX);
@@ -35,12 +36,12 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
 }
 
-/// A finished job's response on its way back to a reactor: slab token,
+/// A finished task's result on its way back to a reactor: slab token,
 /// connection generation (which tells a connection from a later one that
-/// reuses its token after it closed), response.
-type Done = (usize, u64, Response);
+/// reuses its token after it closed), result.
+type Done = (usize, u64, TaskDone);
 
-/// How finished jobs reach a reactor. A channel, not a mutex: the offload
+/// How finished tasks reach a reactor. A channel, not a mutex: the offload
 /// threads run at a lower priority, and one preempted while holding a
 /// lock the loop needs would stall the loop until it gets the CPU back.
 struct Inbox {
@@ -115,9 +116,9 @@ pub fn run_loop(
         }
         let now = Instant::now();
         let mut ready = reactor.take_ready(&events);
-        reactor.take_done(&mut ready);
-        reactor.accept(now);
         let stopping = shutdown.is_set();
+        reactor.take_done(&mut ready, stopping);
+        reactor.accept(now);
         reactor.serve_fresh(stopping);
         reactor.serve_ready(ready, now, stopping);
         reactor.sweep_if_due(now, stopping);
@@ -215,13 +216,22 @@ impl<'a> Reactor<'a> {
         ready
     }
 
-    /// Hands finished jobs' responses to their connections, which are then
-    /// driven this round. A response whose connection has closed (its
-    /// token free, or taken by a newer connection) is dropped.
-    fn take_done(&mut self, ready: &mut Vec<usize>) {
-        while let Ok((token, gen, resp)) = self.done.try_recv() {
+    /// Hands finished tasks' results to their connections, which are then
+    /// driven this round. A result whose connection has closed (its token
+    /// free, or taken by a newer connection) is dropped.
+    fn take_done(&mut self, ready: &mut Vec<usize>, stopping: bool) {
+        while let Ok((token, gen, result)) = self.done.try_recv() {
             if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
-                c.session.complete(resp);
+                c.session.complete(result);
+                // Input may have filled the read buffer while the task
+                // ran: decode it now, since no read will come to do so.
+                let ctx = Ctx {
+                    app: &self.cfg.app,
+                    offload: self.offload,
+                    inbox: &self.inbox,
+                    stopping,
+                };
+                process(c, token, &ctx);
                 ready.push(token);
             }
         }
@@ -497,14 +507,16 @@ fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> D
     }
 }
 
-/// Decodes and answers what the connection has received; blocking work a
-/// handler left goes to the offload pool, its response to the inbox.
+/// Decodes and answers what the connection has received; blocking work
+/// the handlers left goes to the offload pool, its result to the inbox.
 fn process(c: &mut ClientSocket, token: usize, ctx: &Ctx) {
     c.session.process(ctx.app);
-    if let Some(job) = c.session.take_job() {
+    if let Some(task) = c.session.take_task() {
         let (inbox, gen) = (Arc::clone(ctx.inbox), c.gen);
-        ctx.offload
-            .submit(job, Box::new(move |resp| inbox.deliver((token, gen, resp))));
+        ctx.offload.submit(
+            task,
+            Box::new(move |result| inbox.deliver((token, gen, result))),
+        );
     }
 }
 

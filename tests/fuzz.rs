@@ -132,7 +132,7 @@ fn mutated_requests_never_panic_and_give_the_same_events_whole_or_byte_by_byte()
 /// never panic, and every session ends or waits for input in bounded steps.
 #[test]
 fn random_requests_through_the_handlers_never_panic() {
-    use loadlab::server::{session::Session, App};
+    use loadlab::server::{blocking::process_inline, session::Session, App};
     let files = tempfile::tempdir().unwrap();
     let mut app = App::new(None, Some(files.path().to_path_buf()), 10_000).unwrap();
     app.max_upload = 10_000;
@@ -202,7 +202,7 @@ fn random_requests_through_the_handlers_never_panic() {
         s.conn.feed_eof();
         let mut steps = 0;
         while !s.is_done() {
-            s.process(&app);
+            process_inline(&mut s, &app);
             if s.out.is_empty() && !s.conn.wants_read() && s.is_done() {
                 break;
             }
@@ -211,7 +211,7 @@ fn random_requests_through_the_handlers_never_panic() {
             if s.out.queued() == before && s.out.is_empty() {
                 // Nothing to write and nothing more can arrive: the
                 // session must have ended or be idle at EOF.
-                s.process(&app);
+                process_inline(&mut s, &app);
                 break;
             }
             steps += 1;

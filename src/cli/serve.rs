@@ -86,10 +86,13 @@ impl ServeArgs {
                 return Err(UsageError(format!("{name} must be greater than 0")).into());
             }
         }
+        // Every check before anything is created: a refused --root must not
+        // leave a new --files directory behind.
+        let mut app =
+            App::new(self.root, None, self.max_body).map_err(|e| UsageError(format!("{e:#}")))?;
         let files = crate::server::handlers::files::resolve_dir(self.files)
             .map_err(|e| UsageError(format!("{e:#}")))?;
-        let mut app = App::new(self.root, Some(files), self.max_body)
-            .map_err(|e| UsageError(format!("{e:#}")))?;
+        app.files_dir = Some(files);
         app.max_upload = self.max_upload;
         let mut cfg = ServerConfig::new(self.model, app);
         cfg.workers = self.model.workers(self.workers);

@@ -33,7 +33,7 @@ pub fn serve(
     let mut quiet_since_stop = false;
     let mut stop = StopClock::new(grace);
     loop {
-        s.process(app);
+        process_inline(&mut s, app);
         // Deadlines are checked after every read, not only when a read
         // times out: a client trickling a byte every few milliseconds never
         // lets a read time out and would hold this worker for ever.
@@ -88,6 +88,17 @@ pub fn serve(
     if s.conn.should_linger() {
         let _ = stream.shutdown(NetShutdown::Write);
         drain_before_close(&mut stream);
+    }
+}
+
+/// Decodes and answers what the input holds, running the handlers'
+/// blocking work (hashing, writes, fsync, rename) right here: this thread serves
+/// this one connection, so nothing else waits on it.
+pub fn process_inline(s: &mut Session, app: &App) {
+    s.process(app);
+    while let Some(task) = s.take_task() {
+        s.complete(task.run());
+        s.process(app);
     }
 }
 

@@ -7,10 +7,12 @@ mod config;
 pub mod handlers;
 mod listen;
 pub mod models;
+pub mod offload;
 pub mod outq;
 pub mod session;
 pub mod shutdown;
 mod sockopt;
+pub mod task;
 
 pub use config::ServerConfig;
 pub use handlers::App;

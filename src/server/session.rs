@@ -1,11 +1,19 @@
 //! One connection's request/response exchange, independent of how its IO
 //! is done: decodes events, calls the handlers, queues the responses, and
 //! keeps the deadlines. Every model drives this same type.
+//!
+//! A handler may answer with blocking work (a `Job`), and a body sink may
+//! need some done before it takes more (a `Step`). The session then waits:
+//! `process` decodes nothing more until the model has taken the `Task`
+//! (`take_task`), run it wherever suits its IO, and handed back the result
+//! (`complete`). While it waits no read deadline runs (the server, not the
+//! client, is the slow party); the models' shutdown grace still bounds it.
 
 use std::time::{Duration, Instant};
 
-use super::handlers::{route, Action, App, Body, BodySink, Response};
+use super::handlers::{route, Action, App, Body, BodySink, Reply, Response};
 use super::outq::OutQueue;
+use super::task::{Task, TaskDone};
 use crate::http::{encode_streamed, BodyLength, Event, Limits, Phase, RequestHead, ServerConn};
 
 /// Longest time queued output may make no progress before the peer is
@@ -16,9 +24,9 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 enum Pending {
     /// The handler consumes the body.
     Sink(Box<dyn BodySink>),
-    /// The handler already answered; the body is read and thrown away so
-    /// the connection can be kept alive.
-    Discard(Response),
+    /// The handler already answered (or will, once its job has run); the
+    /// body is read and thrown away so the connection can be kept alive.
+    Discard(Reply),
     /// The response (`/echo`'s) is the body itself.
     Echo(Echo),
 }
@@ -42,6 +50,10 @@ pub struct Session {
     pub conn: ServerConn,
     pub out: OutQueue,
     pending: Option<Pending>,
+    /// Blocking work for the model to run, not yet taken.
+    task: Option<Task>,
+    /// A task is out: nothing more is decoded until `complete`.
+    waiting: bool,
     head_only: bool,
     /// Send `Connection: close` on the next response: set when others are
     /// waiting for this worker or the server is shutting down.
@@ -64,6 +76,8 @@ impl Session {
             conn: ServerConn::new(limits),
             out: OutQueue::default(),
             pending: None,
+            task: None,
+            waiting: false,
             head_only: false,
             close_next: false,
             finished: false,
@@ -81,33 +95,21 @@ impl Session {
     }
 
     /// Decodes and answers as many requests as the buffered input holds,
-    /// stopping when output backs up.
+    /// stopping when output backs up or a task is out.
     pub fn process(&mut self, app: &App) {
-        while !self.out.is_full() {
+        while !self.out.is_full() && !self.waiting {
             match self.conn.next_event() {
                 Event::Head(head) => {
                     self.head_only = head.is_head();
                     let has_body = head.body != BodyLength::Empty;
-                    match route(app, &head) {
-                        Action::Respond(resp) if !has_body => self.respond(resp),
-                        // A body the route does not use is thrown away, and
-                        // refused past the same bound whether or not the
-                        // client waits for 100; one that waits is answered
-                        // at once instead and sends no body.
-                        Action::Respond(resp) => {
-                            let max = self.conn.limits().max_body;
-                            if self.admit(&head, max, false) {
-                                if head.expect_continue {
-                                    self.respond(resp);
-                                } else {
-                                    self.pending = Some(Pending::Discard(resp));
-                                }
-                            }
-                        }
+                    let reply = match route(app, &head) {
+                        Action::Respond(resp) => Reply::Ready(resp),
+                        Action::Defer(job) => Reply::Defer(job),
                         Action::ReadBody(sink) => {
                             if self.admit(&head, sink.max_body(), true) {
                                 self.pending = Some(Pending::Sink(sink));
                             }
+                            continue;
                         }
                         Action::Echo {
                             head: resp,
@@ -120,16 +122,38 @@ impl Session {
                                     chunked: None,
                                 }));
                             }
+                            continue;
+                        }
+                    };
+                    if !has_body {
+                        self.answer(reply);
+                        continue;
+                    }
+                    // A body the route does not use is thrown away, and
+                    // refused past the same bound whether or not the client
+                    // waits for 100; one that waits is answered at once
+                    // instead and sends no body.
+                    let max = self.conn.limits().max_body;
+                    if self.admit(&head, max, false) {
+                        if head.expect_continue {
+                            self.answer(reply);
+                        } else {
+                            self.pending = Some(Pending::Discard(reply));
                         }
                     }
                 }
                 Event::Data(chunk) => match &mut self.pending {
-                    Some(Pending::Sink(sink)) => {
-                        if let Err(resp) = sink.data(chunk) {
+                    Some(Pending::Sink(sink)) => match sink.data(chunk) {
+                        Err(resp) => {
                             self.pending = None;
                             self.respond(resp.closing());
                         }
-                    }
+                        Ok(()) => {
+                            if let Some(step) = sink.take_step() {
+                                self.wait_for(Task::Step(step));
+                            }
+                        }
+                    },
                     Some(Pending::Echo(echo)) => match echo.chunked {
                         Some(chunked) => self.out.encode(|b| encode_streamed(b, chunk, chunked)),
                         None => {
@@ -142,14 +166,14 @@ impl Session {
                     Some(Pending::Discard(_)) | None => {}
                 },
                 Event::End => {
-                    let resp = match self.pending.take() {
+                    let reply = match self.pending.take() {
                         Some(Pending::Sink(sink)) => sink.finish(),
-                        Some(Pending::Discard(resp)) => resp,
+                        Some(Pending::Discard(reply)) => reply,
                         Some(Pending::Echo(Echo {
                             resp,
                             held,
                             chunked: None,
-                        })) => resp.body(Body::Bytes(held.into())),
+                        })) => Reply::Ready(resp.body(Body::Bytes(held.into()))),
                         Some(Pending::Echo(_)) => {
                             self.out.encode(|b| self.conn.finish_streaming(b));
                             if self.conn.phase() == Phase::Closed {
@@ -159,7 +183,7 @@ impl Session {
                         }
                         None => continue,
                     };
-                    self.respond(resp);
+                    self.answer(reply);
                 }
                 Event::Error(e) => {
                     // Dropping the sink aborts an upload, leaving nothing.
@@ -207,6 +231,44 @@ impl Session {
             chunked
         });
         echo.chunked = Some(chunked);
+    }
+
+    fn answer(&mut self, reply: Reply) {
+        match reply {
+            Reply::Ready(resp) => self.respond(resp),
+            Reply::Defer(job) => self.wait_for(Task::Answer(job)),
+        }
+    }
+
+    fn wait_for(&mut self, task: Task) {
+        self.task = Some(task);
+        self.waiting = true;
+    }
+
+    /// The blocking work the handlers left, for the model to run (at most
+    /// one at a time per connection). Hand its result to `complete`.
+    pub fn take_task(&mut self) -> Option<Task> {
+        self.task.take()
+    }
+
+    /// A task's result: a response is queued, a finished step lets the
+    /// body go on, a failed one ends the exchange (and the connection, as
+    /// the rest of the body is not read). `process` may then go on. A
+    /// result for a connection that has meanwhile timed out is dropped.
+    pub fn complete(&mut self, done: TaskDone) {
+        if !std::mem::take(&mut self.waiting) || self.finished {
+            return;
+        }
+        match done {
+            TaskDone::Answer(resp) => self.respond(resp),
+            // The body's clock restarts: the wait was the server's.
+            TaskDone::Step(Ok(())) => self.last_read = Instant::now(),
+            TaskDone::Step(Err(resp)) => {
+                // Dropping the sink aborts an upload, leaving nothing.
+                self.pending = None;
+                self.respond(resp.closing());
+            }
+        }
     }
 
     fn respond(&mut self, resp: Response) {
@@ -265,6 +327,9 @@ impl Session {
         if !self.out.is_empty() {
             return Some(self.last_write.max(self.phase_since) + WRITE_STALL_TIMEOUT);
         }
+        if self.waiting {
+            return None; // the server is the slow party
+        }
         let l = self.conn.limits();
         match phase {
             Phase::Idle => Some(self.phase_since + l.idle_timeout),
@@ -280,6 +345,8 @@ impl Session {
     /// The connection is finished afterwards.
     pub fn on_timeout(&mut self) {
         self.pending = None;
+        // An unrun task is dropped: an upload's temporary file goes with it.
+        self.task = None;
         self.finished = true;
         self.out.set_last();
         if self.out.is_empty() {

@@ -16,7 +16,7 @@ use crate::http::{Method, RequestHead};
 pub use app::{App, DEFAULT_MAX_UPLOAD};
 pub use docroot::{write_embedded_docroot, EMBEDDED_FILES};
 pub use path::{decode_path, PathError};
-pub use response::{Action, Body, BodySink, Response};
+pub use response::{Action, Body, BodySink, Job, Reply, Response, Step};
 pub use static_files::StaticRoot;
 
 /// Routes a request: synthetic routes first, then the file service, then

@@ -112,23 +112,67 @@ impl Response {
     }
 }
 
+/// Blocking work (disk reads, fsync, rename) that produces a response.
+/// Handlers return it instead of doing the work, so each model decides
+/// where it runs: the blocking models call it on the connection's own
+/// thread, the event loops hand it to `server::offload`'s threads so a
+/// slow disk or a long hash never holds up their other connections.
+pub type Job = Box<dyn FnOnce() -> Response + Send + 'static>;
+
+/// Blocking work in the middle of a request body (an upload writing a
+/// full block): the session decodes no more of the body until it has run.
+/// An error stops the exchange as one from `BodySink::data` does.
+pub type Step = Box<dyn FnOnce() -> Result<(), Response> + Send + 'static>;
+
+/// A handler's answer: ready now, or once its blocking `Job` has run.
+pub enum Reply {
+    Ready(Response),
+    Defer(Job),
+}
+
+impl From<Response> for Reply {
+    fn from(r: Response) -> Self {
+        Reply::Ready(r)
+    }
+}
+
+impl Reply {
+    /// The response, running the job here if there is one: for callers
+    /// that may block (the blocking models, tests).
+    pub fn run(self) -> Response {
+        match self {
+            Reply::Ready(r) => r,
+            Reply::Defer(job) => job(),
+        }
+    }
+}
+
 /// Consumes a request body as it arrives. Dropping a sink without calling
 /// `finish` means the request was aborted; sinks that write files must then
-/// leave nothing behind.
+/// leave nothing behind (and so must a deferred job that is dropped unrun).
 pub trait BodySink: Send {
     /// The largest body this sink accepts; more is answered with 413.
     fn max_body(&self) -> u64;
     /// A piece of the body. An error response stops the exchange and closes
     /// the connection.
     fn data(&mut self, chunk: &[u8]) -> Result<(), Response>;
-    /// The body is complete; produce the response.
-    fn finish(self: Box<Self>) -> Response;
+    /// Blocking work `data` left to be done before more of the body, if
+    /// any; asked after every `data`.
+    fn take_step(&mut self) -> Option<Step> {
+        None
+    }
+    /// The body is complete; produce the response, or the blocking work
+    /// that will (an upload's fsync and rename).
+    fn finish(self: Box<Self>) -> Reply;
 }
 
 /// What a handler wants done with a request.
 pub enum Action {
     /// Answer now; any request body is read and discarded first.
     Respond(Response),
+    /// Answer with what this blocking job returns, once any request body
+    /// is read and discarded.
+    Defer(Job),
     /// Stream the body into this sink, then answer with what it returns.
     ReadBody(Box<dyn BodySink>),
     /// Answer with this status and these header lines, whose body is the

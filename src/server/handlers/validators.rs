@@ -68,43 +68,76 @@ fn secs(t: SystemTime) -> u64 {
 
 /// The status a conditional request is answered with instead of being
 /// carried out, given the target's current version (None: there is no
-/// file), in RFC 9110 13.2.2's order:
-/// 1. If-Match that no current version matches (strong comparison; `*`
-///    needs a version to exist): 412.
-/// 2. Otherwise If-Unmodified-Since earlier than the version's time: 412.
-/// 3. If-None-Match that matches (`*`: any version exists): 304 for GET
-///    and HEAD, 412 for any other method; it wins over If-Modified-Since.
-/// 4. Otherwise, for GET and HEAD, If-Modified-Since not earlier than
-///    the version's time: 304.
-///
-/// A PUT with `If-None-Match: *` thus creates a file but never replaces
-/// one, and one with `If-Match: "tag"` replaces only the version it read.
+/// file). See `Conditions::check`.
 pub fn precondition(current: Option<&Validators>, head: &RequestHead) -> Option<u16> {
-    let safe = matches!(head.method, Method::Get | Method::Head);
-    if let Some(im) = head.header_str("if-match") {
-        let held = current.is_some_and(|c| {
-            im.split(',')
-                .map(str::trim)
-                .any(|t| t == "*" || (t == c.etag && !t.starts_with("W/")))
-        });
-        if !held {
-            return Some(412);
-        }
-    } else if let (Some(ius), Some(c)) = (head.header_str("if-unmodified-since"), current) {
-        if httpdate::parse_http_date(ius).is_ok_and(|t| secs(c.mtime) > secs(t)) {
-            return Some(412);
+    Conditions::of(head).check(current)
+}
+
+/// A request's conditional header fields, kept apart from its head so the
+/// check can be made again when the change is carried out: an upload is
+/// checked before its body is read (a fast 412) and once more, under the
+/// directory's lock, right before its rename.
+#[derive(Debug, Clone, Default)]
+pub struct Conditions {
+    /// GET or HEAD: a matching If-None-Match is 304 rather than 412, and
+    /// If-Modified-Since applies.
+    safe: bool,
+    if_match: Option<String>,
+    if_unmodified_since: Option<String>,
+    if_none_match: Option<String>,
+    if_modified_since: Option<String>,
+}
+
+impl Conditions {
+    pub fn of(head: &RequestHead) -> Self {
+        let field = |name| head.header_str(name).map(str::to_string);
+        Conditions {
+            safe: matches!(head.method, Method::Get | Method::Head),
+            if_match: field("if-match"),
+            if_unmodified_since: field("if-unmodified-since"),
+            if_none_match: field("if-none-match"),
+            if_modified_since: field("if-modified-since"),
         }
     }
-    if let Some(inm) = head.header_str("if-none-match") {
-        let hit = current.is_some_and(|c| {
-            inm.split(',')
-                .map(str::trim)
-                .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == c.etag)
-        });
-        return hit.then_some(if safe { 304 } else { 412 });
+
+    /// The status to answer instead of carrying the request out, in RFC
+    /// 9110 13.2.2's order:
+    /// 1. If-Match that no current version matches (strong comparison;
+    ///    `*` needs a version to exist): 412.
+    /// 2. Otherwise If-Unmodified-Since earlier than the version's time: 412.
+    /// 3. If-None-Match that matches (`*`: any version exists): 304 for GET
+    ///    and HEAD, 412 for any other method; it wins over If-Modified-Since.
+    /// 4. Otherwise, for GET and HEAD, If-Modified-Since not earlier than
+    ///    the version's time: 304.
+    ///
+    /// A PUT with `If-None-Match: *` thus creates a file but never replaces
+    /// one, and one with `If-Match: "tag"` replaces only the version it read.
+    pub fn check(&self, current: Option<&Validators>) -> Option<u16> {
+        if let Some(im) = &self.if_match {
+            let held = current.is_some_and(|c| {
+                im.split(',')
+                    .map(str::trim)
+                    .any(|t| t == "*" || (t == c.etag && !t.starts_with("W/")))
+            });
+            if !held {
+                return Some(412);
+            }
+        } else if let (Some(ius), Some(c)) = (&self.if_unmodified_since, current) {
+            if httpdate::parse_http_date(ius).is_ok_and(|t| secs(c.mtime) > secs(t)) {
+                return Some(412);
+            }
+        }
+        if let Some(inm) = &self.if_none_match {
+            let hit = current.is_some_and(|c| {
+                inm.split(',')
+                    .map(str::trim)
+                    .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == c.etag)
+            });
+            return hit.then_some(if self.safe { 304 } else { 412 });
+        }
+        let c = current?;
+        let ims = self.if_modified_since.as_deref().filter(|_| self.safe)?;
+        let since = httpdate::parse_http_date(ims).ok()?;
+        (secs(c.mtime) <= secs(since)).then_some(304)
     }
-    let c = current?;
-    let ims = head.header_str("if-modified-since").filter(|_| safe)?;
-    let since = httpdate::parse_http_date(ims).ok()?;
-    (secs(c.mtime) <= secs(since)).then_some(304)
 }

@@ -1,21 +1,29 @@
 //! One epoll reactor (mio, edge-triggered): non-blocking sockets, a slab of
-//! connections, accept and read/write until WouldBlock.
+//! connections, accept and read/write until WouldBlock. Handlers' blocking
+//! work goes to the shared `Offload` pool; its responses come back through
+//! the reactor's `Inbox` and wake it with a mio `Waker`.
 
 use std::io::{self, Read};
 use std::net::TcpListener;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener as MioListener, TcpStream};
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::handlers::App;
+use crate::server::offload::Offload;
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
+use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
 
 const LISTENER: Token = Token(usize::MAX);
+/// Raised when a job's response waits in the inbox.
+const WAKER: Token = Token(usize::MAX - 1);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
 pub(super) const READS_PER_TURN: usize = 16;
@@ -23,7 +31,38 @@ pub(super) const READS_PER_TURN: usize = 16;
 pub(super) const SCRATCH: usize = 64 * 1024;
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    run_loop(listener, cfg, cfg.max_connections, shutdown)
+    let offload = Offload::start()
+        .map_err(|e| anyhow::anyhow!("event-loop: cannot start the offload threads: {e}"))?;
+    run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
+}
+
+/// A finished task's result on its way back to a reactor: slab token,
+/// connection generation (which tells a connection from a later one that
+/// reuses its token after it closed), result.
+type Done = (usize, u64, TaskDone);
+
+/// How finished tasks reach a reactor. A channel, not a mutex: the offload
+/// threads run at a lower priority, and one preempted while holding a
+/// lock the loop needs would stall the loop until it gets the CPU back.
+struct Inbox {
+    tx: Sender<Done>,
+    waker: Waker,
+}
+
+impl Inbox {
+    fn deliver(&self, done: Done) {
+        // Both best effort: a reactor that has gone needs neither.
+        let _ = self.tx.send(done);
+        let _ = self.waker.wake();
+    }
+}
+
+/// What driving a connection needs besides the connection itself.
+struct Ctx<'a> {
+    app: &'a App,
+    offload: &'a Offload,
+    inbox: &'a Arc<Inbox>,
+    stopping: bool,
 }
 
 /// A client's non-blocking socket, the session it carries, and what epoll
@@ -40,6 +79,8 @@ struct ClientSocket {
     /// The peer's FIN was reported: a short read does not mean drained,
     /// the EOF is still to be read and no further edge will announce it.
     read_closed: bool,
+    /// Which connection this is among all that held its slab token.
+    gen: u64,
 }
 
 /// What driving a connection left it needing.
@@ -57,9 +98,10 @@ pub fn run_loop(
     listener: TcpListener,
     cfg: &ServerConfig,
     max_conns: usize,
+    offload: &Offload,
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
-    let mut reactor = Reactor::new(listener, cfg, max_conns)?;
+    let mut reactor = Reactor::new(listener, cfg, max_conns, offload)?;
     let mut events = Events::with_capacity(1024);
     loop {
         let timeout = if reactor.again.is_empty() {
@@ -73,9 +115,10 @@ pub fn run_loop(
             }
         }
         let now = Instant::now();
-        let ready = reactor.take_ready(&events);
-        reactor.accept(now);
+        let mut ready = reactor.take_ready(&events);
         let stopping = shutdown.is_set();
+        reactor.take_done(&mut ready, stopping);
+        reactor.accept(now);
         reactor.serve_fresh(stopping);
         reactor.serve_ready(ready, now, stopping);
         reactor.sweep_if_due(now, stopping);
@@ -89,6 +132,11 @@ pub fn run_loop(
 /// what is left to do for them.
 struct Reactor<'a> {
     cfg: &'a ServerConfig,
+    offload: &'a Offload,
+    inbox: Arc<Inbox>,
+    done: Receiver<Done>,
+    /// The generation the next accepted connection gets.
+    next_gen: u64,
     poll: Poll,
     /// None once shutdown has begun: no more connections are taken.
     listener: Option<MioListener>,
@@ -110,14 +158,28 @@ struct Reactor<'a> {
 }
 
 impl<'a> Reactor<'a> {
-    fn new(listener: TcpListener, cfg: &'a ServerConfig, max_conns: usize) -> io::Result<Self> {
+    fn new(
+        listener: TcpListener,
+        cfg: &'a ServerConfig,
+        max_conns: usize,
+        offload: &'a Offload,
+    ) -> io::Result<Self> {
         listener.set_nonblocking(true)?;
         let mut listener = MioListener::from_std(listener);
         let poll = Poll::new()?;
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
+        let (tx, done) = channel();
+        let inbox = Arc::new(Inbox {
+            tx,
+            waker: Waker::new(poll.registry(), WAKER)?,
+        });
         Ok(Reactor {
             cfg,
+            offload,
+            inbox,
+            done,
+            next_gen: 0,
             poll,
             listener: Some(listener),
             conns: Slab::new(),
@@ -141,6 +203,9 @@ impl<'a> Reactor<'a> {
                 self.accept_pending = true;
                 continue;
             }
+            if ev.token() == WAKER {
+                continue; // the inbox is read every round
+            }
             let token = ev.token().0;
             if let Some(c) = self.conns.get_mut(token) {
                 c.read_closed |= ev.is_read_closed();
@@ -149,6 +214,27 @@ impl<'a> Reactor<'a> {
             ready.push(token);
         }
         ready
+    }
+
+    /// Hands finished tasks' results to their connections, which are then
+    /// driven this round. A result whose connection has closed (its token
+    /// free, or taken by a newer connection) is dropped.
+    fn take_done(&mut self, ready: &mut Vec<usize>, stopping: bool) {
+        while let Ok((token, gen, result)) = self.done.try_recv() {
+            if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
+                c.session.complete(result);
+                // Input may have filled the read buffer while the task
+                // ran: decode it now, since no read will come to do so.
+                let ctx = Ctx {
+                    app: &self.cfg.app,
+                    offload: self.offload,
+                    inbox: &self.inbox,
+                    stopping,
+                };
+                process(c, token, &ctx);
+                ready.push(token);
+            }
+        }
     }
 
     /// Accepts what waits in the backlog, unless paused after running out
@@ -169,6 +255,7 @@ impl<'a> Reactor<'a> {
             self.max_conns,
             &self.cfg.limits,
             &mut self.fresh,
+            &mut self.next_gen,
         ) {
             Ok(()) => self.accept_pending = false,
             Err(AcceptStop::Full) => {}
@@ -187,7 +274,13 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let d = drive(c, &self.cfg.app, stopping, &mut self.scratch);
+            let ctx = Ctx {
+                app: &self.cfg.app,
+                offload: self.offload,
+                inbox: &self.inbox,
+                stopping,
+            };
+            let d = drive(c, token, &ctx, &mut self.scratch);
             let registered = d != Drive::Close
                 && self
                     .poll
@@ -212,7 +305,13 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            match drive(c, &self.cfg.app, stopping, &mut self.scratch) {
+            let ctx = Ctx {
+                app: &self.cfg.app,
+                offload: self.offload,
+                inbox: &self.inbox,
+                stopping,
+            };
+            match drive(c, token, &ctx, &mut self.scratch) {
                 Drive::Wait => {
                     // Starts the clock of a phase the drive entered.
                     c.session.deadline(now);
@@ -250,7 +349,12 @@ impl<'a> Reactor<'a> {
     /// and, with `close_idle`, closes connections that stay idle while
     /// stopping.
     fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
-        let app: &App = &self.cfg.app;
+        let ctx = Ctx {
+            app: &self.cfg.app,
+            offload: self.offload,
+            inbox: &self.inbox,
+            stopping,
+        };
         let mut dead = Vec::new();
         for (token, c) in self.conns.iter_mut() {
             let expired = c.session.deadline(now).is_some_and(|d| now >= d);
@@ -264,7 +368,7 @@ impl<'a> Reactor<'a> {
             if expired || idle_stop {
                 // Driving first reads a request that arrived since the last
                 // wake-up, so it is answered instead of reset unread.
-                match drive(c, app, stopping, &mut self.scratch) {
+                match drive(c, token, &ctx, &mut self.scratch) {
                     Drive::Close => dead.push(token),
                     // A response still being written (e.g. to a request
                     // just read) keeps the connection until it is out.
@@ -306,6 +410,7 @@ fn accept_all(
     max_conns: usize,
     limits: &crate::http::Limits,
     fresh: &mut Vec<usize>,
+    next_gen: &mut u64,
 ) -> Result<(), AcceptStop> {
     loop {
         if conns.len() >= max_conns {
@@ -320,7 +425,9 @@ fn accept_all(
                     session: Session::new(limits.clone()),
                     readable: true,
                     read_closed: false,
+                    gen: *next_gen,
                 }));
+                *next_gen += 1;
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -337,8 +444,10 @@ fn accept_all(
 
 /// Moves a connection along as far as its socket allows. A connection
 /// between requests reads into `scratch`, so an idle one holds only a
-/// buffer the size of its last request, not a whole read buffer.
-fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) -> Drive {
+/// buffer the size of its last request, not a whole read buffer. A
+/// connection whose request left a job waits (no read, nothing to write)
+/// until `take_done` brings the response back.
+fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
@@ -348,7 +457,7 @@ fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) ->
                 Err(_) => return Drive::Close,
             }
             // Output drained: pipelined requests may be waiting.
-            c.session.process(app);
+            process(c, token, ctx);
             if !c.session.out.is_empty() {
                 continue;
             }
@@ -356,7 +465,7 @@ fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) ->
         if c.session.is_done() {
             return Drive::Close;
         }
-        if stopping {
+        if ctx.stopping {
             c.session.close_after_response();
         }
         if !c.session.conn.wants_read() || !c.readable {
@@ -394,7 +503,20 @@ fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) ->
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => return Drive::Close,
         }
-        c.session.process(app);
+        process(c, token, ctx);
+    }
+}
+
+/// Decodes and answers what the connection has received; blocking work
+/// the handlers left goes to the offload pool, its result to the inbox.
+fn process(c: &mut ClientSocket, token: usize, ctx: &Ctx) {
+    c.session.process(ctx.app);
+    if let Some(task) = c.session.take_task() {
+        let (inbox, gen) = (Arc::clone(ctx.inbox), c.gen);
+        ctx.offload.submit(
+            task,
+            Box::new(move |result| inbox.deliver((token, gen, result))),
+        );
     }
 }
 

@@ -5,6 +5,7 @@
 use std::net::TcpListener;
 
 use super::event_loop;
+use crate::server::offload::Offload;
 use crate::server::{bind, ServerConfig, Shutdown};
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
@@ -17,6 +18,11 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         })?);
     }
     let per_loop = (cfg.max_connections / n).max(1);
+    // One pool for all reactors: file work is bounded by the disk, not by
+    // how many loops share it.
+    let offload = Offload::start()
+        .map_err(|e| anyhow::anyhow!("reactors: cannot start the offload threads: {e}"))?;
+    let offload = &offload;
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(n);
         let mut not_started = None;
@@ -24,7 +30,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             let spawned = std::thread::Builder::new()
                 .name(format!("reactor-{i}"))
                 .spawn_scoped(scope, move || {
-                    let r = event_loop::run_loop(l, cfg, per_loop, shutdown);
+                    let r = event_loop::run_loop(l, cfg, per_loop, offload, shutdown);
                     if r.is_err() {
                         // One reactor down (e.g. no descriptor left for its
                         // epoll) would leave a share of connections to a

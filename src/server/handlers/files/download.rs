@@ -8,7 +8,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::reply::{hex, io_status, json, query_param, FileDigest, NO_CACHE};
+use super::reply::{hex, io_status, json, FileDigest, NO_CACHE};
 use crate::http::RequestHead;
 use crate::server::handlers::range;
 use crate::server::handlers::static_files::content_type;
@@ -25,9 +25,6 @@ pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
         Ok(fm) => fm,
         Err(status) => return Response::error(status),
     };
-    if query_param(head, "sha256").is_some() {
-        return digest(name, file);
-    }
     let v = Validators::for_file(&meta);
     let headers = format!(
         "Content-Type: {}\r\nAccept-Ranges: bytes\r\n{NO_CACHE}{}",
@@ -63,7 +60,12 @@ pub(super) fn open_regular(path: &Path) -> Result<(File, Metadata), u16> {
     Ok((file, meta))
 }
 
-fn digest(name: &str, mut file: File) -> Response {
+/// `?sha256`: reads the whole file, so it runs as a job (see `route`).
+pub fn digest(dir: &Path, name: &str) -> Response {
+    let mut file = match open_regular(&dir.join(name)) {
+        Ok((file, _)) => file,
+        Err(status) => return Response::error(status),
+    };
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; DIGEST_BUF];
     let mut read = 0u64;

@@ -1,6 +1,6 @@
 //! `GET /files/`: the directory as JSON, sorted by name, size or mtime.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::name;
 use super::reply::{io_status, json, query_param};
 use crate::http::RequestHead;
-use crate::server::handlers::Response;
+use crate::server::handlers::{Action, Response};
 use crate::sys::time as rfc3339;
 
 /// Most entries one listing returns: the answer is built in memory, so it
@@ -37,18 +37,26 @@ enum Sort {
     Mtime,
 }
 
-pub fn list(dir: &Path, head: &RequestHead) -> Response {
+/// Checks the query at once; reading the directory (a stat per entry, up
+/// to MAX_LISTING of them) is a job, run off an event loop's thread.
+pub fn list(dir: &Path, head: &RequestHead) -> Action {
+    let bad = |msg| Action::Respond(Response::text(400, msg));
     let sort = match query_param(head, "sort") {
         None | Some("name") => Sort::Name,
         Some("size") => Sort::Size,
         Some("mtime") => Sort::Mtime,
-        Some(_) => return Response::text(400, "400 Bad Request: sort must be name, size or mtime"),
+        Some(_) => return bad("400 Bad Request: sort must be name, size or mtime"),
     };
     let desc = match query_param(head, "order") {
         None | Some("asc") => false,
         Some("desc") => true,
-        Some(_) => return Response::text(400, "400 Bad Request: order must be asc or desc"),
+        Some(_) => return bad("400 Bad Request: order must be asc or desc"),
     };
+    let dir: PathBuf = dir.to_path_buf();
+    Action::Defer(Box::new(move || read(&dir, sort, desc)))
+}
+
+fn read(dir: &Path, sort: Sort, desc: bool) -> Response {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) => return Response::error(io_status(&e)),

@@ -4,6 +4,7 @@
 //! temporary file in the same directory and are renamed into place, so a
 //! reader never sees a partial file and an aborted upload leaves nothing.
 
+mod commit;
 mod delete;
 mod digest;
 mod download;
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::app::App;
 use super::response::{Action, Response};
-use super::validators::{precondition, Validators};
+use super::validators::Conditions;
 use crate::http::{Method, RequestHead};
 
 pub use super::app::DEFAULT_MAX_UPLOAD;
@@ -29,7 +30,7 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
     let dir = app.files_dir.as_deref()?;
     let rest = path.strip_prefix("/files")?;
     let raw_name = match rest {
-        "" | "/" => return Some(Action::Respond(collection(dir, head))),
+        "" | "/" => return Some(collection(dir, head)),
         r => r.strip_prefix('/')?,
     };
     let name = match name::parse(raw_name) {
@@ -41,17 +42,31 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             )))
         }
     };
+    let conditions = Conditions::of(head);
     if matches!(head.method, Method::Put | Method::Post | Method::Delete) {
-        if let Some(refused) = refuse_change(dir, &name, head) {
+        if let Some(refused) = refuse_change(dir, &name, head, &conditions) {
             return Some(Action::Respond(refused));
         }
     }
+    // Hashing, fsync, rename and unlink may wait on the disk: they are
+    // jobs, which the event loops run off their threads.
+    let owned = || (dir.to_path_buf(), name.clone());
     Some(match head.method {
-        Method::Get | Method::Head => Action::Respond(download::get(dir, &name, head)),
-        Method::Put | Method::Post => {
-            Action::ReadBody(Box::new(upload::Upload::new(dir, name, app.max_upload)))
+        Method::Get | Method::Head if reply::query_param(head, "sha256").is_some() => {
+            let (dir, name) = owned();
+            Action::Defer(Box::new(move || download::digest(&dir, &name)))
         }
-        Method::Delete => Action::Respond(delete::delete(dir, &name)),
+        Method::Get | Method::Head => Action::Respond(download::get(dir, &name, head)),
+        Method::Put | Method::Post => Action::ReadBody(Box::new(upload::Upload::new(
+            dir,
+            name,
+            app.max_upload,
+            conditions,
+        ))),
+        Method::Delete => {
+            let (dir, name) = owned();
+            Action::Defer(Box::new(move || delete::delete(&dir, &name, &conditions)))
+        }
         m => Action::Respond(Response::not_allowed(m, "GET, HEAD, PUT, POST, DELETE")),
     })
 }
@@ -59,26 +74,30 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
 /// The answer to an upload or delete that must not go ahead, before any
 /// of its body is read: a partial PUT (RFC 9110 14.5: 400, since the
 /// service stores whole files only), or a precondition the file's
-/// current version fails (412), so that two clients that read the same
-/// version cannot silently overwrite each other.
-fn refuse_change(dir: &Path, name: &str, head: &RequestHead) -> Option<Response> {
+/// current version fails (412). This early check saves a doomed upload's
+/// body; what makes the precondition hold is the same check made again
+/// under the directory's lock when the change is carried out (`commit`).
+fn refuse_change(
+    dir: &Path,
+    name: &str,
+    head: &RequestHead,
+    conditions: &Conditions,
+) -> Option<Response> {
     if head.header_str("content-range").is_some() {
         return Some(Response::text(
             400,
             "400 Bad Request: Content-Range on an upload (only whole files are stored)",
         ));
     }
-    let current = std::fs::metadata(dir.join(name))
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| Validators::for_file(&m));
-    precondition(current.as_ref(), head).map(Response::error)
+    conditions
+        .check(commit::current(dir, name).as_ref())
+        .map(Response::error)
 }
 
-fn collection(dir: &Path, head: &RequestHead) -> Response {
+fn collection(dir: &Path, head: &RequestHead) -> Action {
     match head.method {
         Method::Get | Method::Head => listing::list(dir, head),
-        m => Response::not_allowed(m, "GET, HEAD"),
+        m => Action::Respond(Response::not_allowed(m, "GET, HEAD")),
     }
 }
 

@@ -16,6 +16,9 @@ use crate::server::shutdown::TICK;
 use crate::server::{ServerConfig, Shutdown};
 
 const LISTENER: Token = Token(usize::MAX);
+/// The shutdown wake-up descriptor: every reactor wakes when shutdown
+/// begins and closes its listener at once, not one TICK later.
+const WAKE: Token = Token(usize::MAX - 1);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
 pub(super) const READS_PER_TURN: usize = 16;
@@ -60,6 +63,15 @@ pub fn run_loop(
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
     let mut reactor = Reactor::new(listener, cfg, max_conns)?;
+    if let Some(fd) = shutdown.wake_fd() {
+        use std::os::fd::AsRawFd;
+        let raw = fd.as_raw_fd();
+        reactor.poll.registry().register(
+            &mut mio::unix::SourceFd(&raw),
+            WAKE,
+            Interest::READABLE,
+        )?;
+    }
     let mut events = Events::with_capacity(1024);
     loop {
         let timeout = if reactor.again.is_empty() {
@@ -139,6 +151,9 @@ impl<'a> Reactor<'a> {
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 self.accept_pending = true;
+                continue;
+            }
+            if ev.token() == WAKE {
                 continue;
             }
             let token = ev.token().0;
@@ -385,7 +400,7 @@ fn drive(c: &mut ClientSocket, app: &App, stopping: bool, scratch: &mut [u8]) ->
                 } else {
                     c.session.conn.filled(n);
                 }
-                c.session.on_read(Instant::now());
+                c.session.on_read(Instant::now(), n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 c.readable = false;

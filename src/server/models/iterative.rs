@@ -16,9 +16,9 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
 /// The listener a serial worker accepts from.
 struct Serial<'a> {
     listener: &'a TcpListener,
-    /// Whether this worker may stop the listener for everyone: the
-    /// iterative model's own, not a prefork worker's, whose shared
-    /// listener only its master closes (a worker told to stop alone must
+    /// Whether this worker may stop the listener for everyone: true when
+    /// it is this model's own; false in a forked worker, whose shared
+    /// listener only the parent closes (a worker told to stop alone must
     /// not stop the server).
     owns_listener: bool,
 }

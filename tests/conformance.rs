@@ -864,6 +864,8 @@ fn timeout_server(model: &str) -> TestServer {
     TestServer::start(
         model,
         &[
+            "--first-byte-timeout",
+            "300ms",
             "--header-timeout",
             "300ms",
             "--idle-timeout",

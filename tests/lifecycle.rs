@@ -105,12 +105,6 @@ fn prefork_replaces_a_worker_killed_under_load() {
     assert_eq!(server.terminate(), Some(0));
 }
 
-fn pattern(len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|i| (i % 251) as u8 ^ (i >> 16) as u8)
-        .collect()
-}
-
 fn sigterm_during_slow_download_lets_it_finish(model: &str) {
     const SIZE: usize = 16 * 1024 * 1024;
     let dir = tempfile::tempdir().unwrap();
@@ -119,22 +113,9 @@ fn sigterm_during_slow_download_lets_it_finish(model: &str) {
     let root = dir.path().to_str().unwrap();
     let mut server = TestServer::start(model, &["--root", root]);
 
-    // A small receive buffer, so most of the file is still on the server
-    // when SIGTERM arrives.
-    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    sock.set_recv_buffer_size(32 * 1024).unwrap();
-    sock.connect(&server.addr.into()).unwrap();
-    let mut s: TcpStream = sock.into();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    s.write_all(b"GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n")
-        .unwrap();
-    let mut got = Vec::with_capacity(SIZE + 1024);
+    // Most of the file is still on the server when SIGTERM arrives.
+    let (mut s, mut got) = start_slow_download(server.addr, "/big.bin", 256 * 1024);
     let mut buf = vec![0u8; 64 * 1024];
-    while got.len() < 256 * 1024 {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "EOF early");
-        got.extend_from_slice(&buf[..n]);
-    }
 
     assert!(send_signal(server.pid(), 15));
     // The server has seen the signal (it polls every 100 ms) and must

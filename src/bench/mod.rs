@@ -8,6 +8,7 @@ pub mod render;
 pub mod result;
 pub mod schedule;
 mod send_timer;
+pub mod slow;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -12,6 +12,7 @@ use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
 use crate::bench::render::{percentile_csv, render, Format};
+use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::url::HttpUrl;
 use crate::server::Shutdown;
@@ -97,6 +98,20 @@ pub struct BenchArgs {
     /// unit: us, ms or s). See docs/reading-results.md.
     #[arg(long, value_name = "CONDITIONS", value_parser = fail_on::parse)]
     pub fail_on: Vec<Conditions>,
+    /// Hold slow connections beside the load for the whole run: `header`
+    /// trickles a request head that never ends (slowloris), `body` a
+    /// request body, `read` reads a large response a few bytes a second.
+    /// One thread of its own; a connection the server closes is reopened.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub slow: Option<SlowKind>,
+    /// How many slow connections --slow holds.
+    #[arg(long, default_value_t = 100, requires = "slow", value_name = "N")]
+    pub slow_conns: usize,
+    /// The path `--slow read` asks for (default: the URL's path); pick a
+    /// response larger than the socket buffers that the server does not copy
+    /// per request, e.g. /bytes/262144 (larger /bytes/N are built per request).
+    #[arg(long, requires = "slow", value_name = "PATH")]
+    pub slow_path: Option<String>,
     /// Report format.
     #[arg(long, value_enum, default_value = "ab")]
     pub format: Format,
@@ -236,7 +251,28 @@ impl BenchArgs {
                 )));
             }
         }
+        if self.slow.is_some() && self.slow_conns == 0 {
+            return Err(usage("--slow-conns must be at least 1"));
+        }
+        if self
+            .slow_path
+            .as_deref()
+            .is_some_and(|p| !p.starts_with('/'))
+        {
+            return Err(usage("--slow-path must start with /"));
+        }
+        let slow = self.slow.map(|kind| SlowSpec {
+            kind,
+            conns: self.slow_conns,
+            addr: cfg.target.addr,
+            host: cfg.target.host_header(),
+            path: self
+                .slow_path
+                .clone()
+                .unwrap_or_else(|| cfg.target.path.clone()),
+        });
         let opts = Options {
+            slow,
             fail_on: Conditions::join(&self.fail_on),
             format: self.format,
             out: self.out,
@@ -247,8 +283,10 @@ impl BenchArgs {
     }
 }
 
-/// How to present the result.
+/// How to present the result, and what runs beside the load.
 pub struct Options {
+    /// Slow connections held for the run (`--slow`).
+    pub slow: Option<SlowSpec>,
     pub fail_on: Conditions,
     pub format: Format,
     pub out: Option<PathBuf>,
@@ -259,11 +297,34 @@ pub struct Options {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let (cfg, opts) = args.into_config()?;
-    bench::ensure_fd_limit(cfg.concurrency).map_err(|e| usage(e.0))?;
+    let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
+    bench::ensure_fd_limit(cfg.concurrency + slow_conns).map_err(|e| usage(e.0))?;
     let shutdown = Shutdown::from_signals()?;
     let progress = !opts.quiet && std::io::stderr().is_terminal();
     let stop = || shutdown.is_set();
-    let result = bench::run(&cfg, Some(&stop), progress)?;
+    let slow = match opts.slow.clone() {
+        Some(spec) => Some(
+            SlowClients::start(spec.clone())
+                .map_err(|e| anyhow::anyhow!("cannot start the slow connections: {e}"))
+                .map(|c| (spec, c))?,
+        ),
+        None => None,
+    };
+    let result = bench::run(&cfg, Some(&stop), progress);
+    if let Some((spec, clients)) = slow {
+        let r = clients.finish();
+        eprintln!(
+            "loadlab: {} slow {} connections held: {} established, {} closed by the server \
+             (and reopened), {} failed to connect, {} open at the end",
+            spec.conns,
+            spec.kind.name(),
+            r.connected,
+            r.closed_by_server,
+            r.connect_failures,
+            r.held_at_end
+        );
+    }
+    let result = result?;
     emit(&render(&result, opts.format), opts.out.as_deref())?;
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;

@@ -46,15 +46,40 @@ pub struct ServeArgs {
     /// use its body reads and discards (e.g. 8M); larger ones get 413.
     #[arg(long, default_value = "8M", value_parser = parse_size)]
     pub max_body: u64,
-    /// Time to receive a whole request head.
+    /// Time a new connection may take to send its first byte; then it is
+    /// closed, freeing a blocking model's worker (counted from accept, so
+    /// time spent queued for a worker counts).
+    #[arg(long, default_value = "3s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub first_byte_timeout: Duration,
+    /// Time to receive a whole request head (a connection's first: from
+    /// accept), before --min-header-rate extends it.
     #[arg(long, default_value = "10s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub header_timeout: Duration,
+    /// The most --min-header-rate extends the header timeout to.
+    #[arg(long, default_value = "20s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub header_timeout_max: Duration,
+    /// Bytes per second that earn a head one more second (0: no extension).
+    #[arg(long, default_value_t = crate::http::limits::MIN_RATE, value_name = "BYTES_PER_S")]
+    pub min_header_rate: u64,
     /// Time an idle keep-alive connection is kept.
     #[arg(long, default_value = "5s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub idle_timeout: Duration,
-    /// Longest pause between reads of a request body.
+    /// Window over which a request body must average --min-body-rate (so
+    /// also the longest pause it may take).
     #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub body_timeout: Duration,
+    /// Bytes per second a request body must average over each
+    /// --body-timeout (0: only the pause is bounded).
+    #[arg(long, default_value_t = crate::http::limits::MIN_RATE, value_name = "BYTES_PER_S")]
+    pub min_body_rate: u64,
+    /// Window over which a client must take a response at --min-send-rate
+    /// (so also the longest it may take nothing).
+    #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub send_timeout: Duration,
+    /// Bytes per second a client must read a response at, averaged over
+    /// each --send-timeout (0: only a stall is bounded).
+    #[arg(long, default_value_t = crate::http::limits::MIN_RATE, value_name = "BYTES_PER_S")]
+    pub min_send_rate: u64,
     /// Time in-flight requests get to finish after SIGINT/SIGTERM.
     #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub shutdown_grace: Duration,
@@ -78,14 +103,18 @@ impl ServeArgs {
                 .map_err(|e| UsageError(format!("--workers: {e}")))?;
         }
         for (name, d) in [
+            ("--first-byte-timeout", self.first_byte_timeout),
             ("--header-timeout", self.header_timeout),
+            ("--header-timeout-max", self.header_timeout_max),
             ("--idle-timeout", self.idle_timeout),
             ("--body-timeout", self.body_timeout),
+            ("--send-timeout", self.send_timeout),
         ] {
             if d.is_zero() {
                 return Err(UsageError(format!("{name} must be greater than 0")).into());
             }
         }
+        let limits = self.limits();
         // Every check before anything is created: a refused --root must not
         // leave a new --files directory behind.
         let mut app =
@@ -99,13 +128,24 @@ impl ServeArgs {
         cfg.max_connections = self.max_connections;
         cfg.shutdown_grace = self.shutdown_grace;
         cfg.defer_accept = !self.no_defer_accept;
-        cfg.limits = Limits {
+        cfg.limits = limits;
+        Ok(cfg)
+    }
+
+    /// The protocol limits and timeouts the flags give.
+    fn limits(&self) -> Limits {
+        Limits {
             max_body: self.max_body,
+            first_byte_timeout: self.first_byte_timeout,
             header_timeout: self.header_timeout,
+            header_timeout_max: self.header_timeout_max,
+            min_header_rate: self.min_header_rate,
             idle_timeout: self.idle_timeout,
             body_timeout: self.body_timeout,
-        };
-        Ok(cfg)
+            min_body_rate: self.min_body_rate,
+            send_timeout: self.send_timeout,
+            min_send_rate: self.min_send_rate,
+        }
     }
 }
 
@@ -191,4 +231,25 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         Ok(out.flush()?)
     };
     server::run(listener, &cfg, &shutdown, &mut announce)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// The flags' defaults are written as text for --help; they must be the
+    /// named constants the library defaults to.
+    #[test]
+    fn flag_defaults_are_the_library_defaults() {
+        let w = Wrap::try_parse_from(["serve"]).unwrap();
+        let (got, want) = (w.serve.limits(), Limits::default());
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    }
 }

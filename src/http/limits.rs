@@ -29,26 +29,69 @@ pub const MAX_READ_BUFFER: usize = 256 * 1024;
 /// bytes and 10,000 idle connections should not pin 10,000 large buffers.
 pub const INITIAL_READ_BUFFER: usize = 4 * 1024;
 
+/// How long a new connection may stay silent. TCP_DEFER_ACCEPT has
+/// already held it for about a second in the kernel; 3 s more covers a
+/// request lost twice (retransmitted after 1 s, then 2 s: RFC 6298's
+/// initial RTO, doubled). A blocking worker is freed that soon.
+pub const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Time a request head gets before the minimum rate can extend it.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most time a request head gets, however fast it keeps coming
+/// (mod_reqtimeout's `header=20-40`: twice the base).
+pub const HEADER_TIMEOUT_MAX: Duration = Duration::from_secs(20);
+/// Keep-alive time between requests.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Window over which a request body must arrive at `MIN_BODY_RATE`: also
+/// the longest pause a body may take.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Window over which a response must be taken at `MIN_SEND_RATE`: also
+/// the longest a reader may take nothing (nginx's `send_timeout` is 60 s).
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bytes per second a slow head earns one more second for, and the least
+/// a body must average per window and a reader must take (mod_reqtimeout's
+/// `MinRate=500`).
+pub const MIN_RATE: u64 = 500;
+
 /// Per-connection limits a server can configure.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Default body limit; a handler may raise or lower it per request.
     pub max_body: u64,
-    /// Time allowed to receive a complete request head once it has started.
+    /// Time a new connection may take to send its first byte.
+    pub first_byte_timeout: Duration,
+    /// Time allowed to receive a complete request head once it has started
+    /// (for a connection's first request: once it was accepted).
     pub header_timeout: Duration,
+    /// The header timeout extended by `min_header_rate` stops here.
+    pub header_timeout_max: Duration,
+    /// Each this many bytes of a head earn it one second more (0: none).
+    pub min_header_rate: u64,
     /// Time an idle keep-alive connection is kept open.
     pub idle_timeout: Duration,
-    /// Longest gap between two reads of a request body.
+    /// A body must arrive at `min_body_rate` over every window this long.
     pub body_timeout: Duration,
+    /// Bytes per second a body must average over each `body_timeout`.
+    pub min_body_rate: u64,
+    /// A response must be taken at `min_send_rate` over every window this
+    /// long.
+    pub send_timeout: Duration,
+    /// Bytes per second a reader must average over each `send_timeout`.
+    pub min_send_rate: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_body: DEFAULT_MAX_BODY,
-            header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(5),
-            body_timeout: Duration::from_secs(30),
+            first_byte_timeout: FIRST_BYTE_TIMEOUT,
+            header_timeout: HEADER_TIMEOUT,
+            header_timeout_max: HEADER_TIMEOUT_MAX,
+            min_header_rate: MIN_RATE,
+            idle_timeout: IDLE_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
+            min_body_rate: MIN_RATE,
+            send_timeout: SEND_TIMEOUT,
+            min_send_rate: MIN_RATE,
         }
     }
 }

@@ -1,16 +1,17 @@
 //! Accepting connections without spinning or dying: shutdown-aware waits,
-//! a max-connections bound, and back-off on EMFILE and friends.
+//! a max-connections bound, back-off on EMFILE and friends, and closing
+//! the listener the moment shutdown begins.
 
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::poll::{poll, PollFd, PollFlags};
 
-use super::shutdown::{Shutdown, TICK};
+use super::shutdown::{poll_timeout, Shutdown, TICK};
 
 /// How long to stop accepting after running out of descriptors or memory:
 /// retrying at once would spin at 100% CPU while the condition lasts.
@@ -78,46 +79,89 @@ pub fn is_transient(e: &io::Error) -> bool {
 }
 
 /// Waits until the listener has a connection to accept, for at most `timeout`.
+/// A listener shut by `stop_listening` polls as hung up (and readable):
+/// nothing waits there, so a worker does not give up its keep-alive
+/// connection for it.
 pub fn readable(listener: &TcpListener, timeout: Duration) -> bool {
     let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-    let ms = PollTimeout::try_from(timeout.as_millis() as i32).unwrap_or(PollTimeout::ZERO);
-    matches!(poll(&mut fds, ms), Ok(n) if n > 0)
+    if !matches!(poll(&mut fds, poll_timeout(timeout)), Ok(n) if n > 0) {
+        return false;
+    }
+    fds[0]
+        .revents()
+        .is_some_and(|r| r.contains(PollFlags::POLLIN) && !r.contains(PollFlags::POLLHUP))
 }
 
+/// Waits up to `timeout` for the listener or for shutdown, whichever
+/// comes first, so shutdown is seen at once rather than a TICK later.
+/// True if shutdown began: in a prefork worker, its master's (the wake-up
+/// descriptor is inherited), before the worker's own signal arrives.
+fn wait(listener: &TcpListener, shutdown: &Shutdown, timeout: Duration) -> bool {
+    let Some(wake) = shutdown.wake_fd() else {
+        readable(listener, timeout);
+        return false;
+    };
+    let mut fds = [
+        PollFd::new(listener.as_fd(), PollFlags::POLLIN),
+        PollFd::new(wake, PollFlags::POLLIN),
+    ];
+    let _ = poll(&mut fds, poll_timeout(timeout));
+    fds[1].any().unwrap_or(false)
+}
+
+/// Stops listening now, for every process that shares the socket:
+/// connections that arrive later are refused (RST) instead of waiting in
+/// a backlog that nobody will accept from, and those already queued are
+/// reset at once instead of when the last descriptor closes (after the
+/// in-flight work drains). Safe to call more than once.
+pub fn stop_listening(listener: &TcpListener) {
+    let _ = socket2::SockRef::from(listener).shutdown(std::net::Shutdown::Read);
+}
+
+/// accept(2) on a socket that no longer listens: prefork's master shut the
+/// listener all its workers share.
+fn stopped_listening(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EINVAL)
+}
+
+/// A connection just accepted, its slot, and when: its deadlines run from
+/// then, however long it waits for a worker.
+pub type Accepted = (TcpStream, ConnSlot, Instant);
+
 /// Accepts the next connection on a non-blocking listener, waiting in
-/// TICK steps; None once shutdown is set. Respects the connection limit.
-pub fn next(
-    listener: &TcpListener,
-    limit: &ConnLimit,
-    shutdown: &Shutdown,
-) -> Option<(TcpStream, ConnSlot)> {
+/// TICK steps; None once shutdown is set or the listener was shut.
+/// Respects the connection limit.
+pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> Option<Accepted> {
     loop {
         if shutdown.is_set() {
             return None;
         }
         if limit.is_full() {
-            std::thread::sleep(Duration::from_millis(5));
+            shutdown.sleep(Duration::from_millis(5));
             continue;
         }
         match listener.accept() {
             Ok((stream, _)) => {
                 let _ = stream.set_nonblocking(false);
-                return Some((stream, limit.take()));
+                return Some((stream, limit.take(), Instant::now()));
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                readable(listener, TICK);
+                if wait(listener, shutdown, TICK) {
+                    return None;
+                }
             }
+            Err(e) if stopped_listening(&e) => return None,
             Err(e) if is_transient(&e) => {
                 if !matches!(
                     e.kind(),
                     io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
                 ) {
-                    std::thread::sleep(ACCEPT_BACKOFF);
+                    shutdown.sleep(ACCEPT_BACKOFF);
                 }
             }
             Err(e) => {
                 eprintln!("loadlab: accept failed: {e}");
-                std::thread::sleep(ACCEPT_BACKOFF);
+                shutdown.sleep(ACCEPT_BACKOFF);
             }
         }
     }

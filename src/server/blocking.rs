@@ -10,35 +10,61 @@ use super::session::Session;
 use super::shutdown::{Shutdown, TICK};
 use crate::http::{Limits, Phase};
 
-/// Serves one connection until it closes. `others_waiting` tells whether
-/// another connection is queued for this worker: then the current one gets
-/// `Connection: close` on its next response instead of holding the worker
-/// through its keep-alive idle time. Once shutdown has been set for
+/// What a blocking worker asks of whatever feeds it connections.
+pub trait Feed {
+    /// Another connection is queued for this worker: then the current one
+    /// gets `Connection: close` on its next response instead of holding
+    /// the worker through its keep-alive idle time.
+    fn others_waiting(&self) -> bool;
+    /// Shutdown was just seen while serving: stop taking connections now,
+    /// not when this one ends. The iterative model closes its listener
+    /// here; models with an accepting thread of their own do nothing.
+    fn stop_accepting(&self) {}
+}
+
+/// A worker that is the only one its connection can have: a thread per
+/// connection, whose accepting thread closes the listener itself.
+pub struct Alone;
+
+impl Feed for Alone {
+    fn others_waiting(&self) -> bool {
+        false
+    }
+}
+
+/// Serves one connection until it closes. Its clocks run from `accepted`,
+/// so time spent waiting for a worker counts against a silent or slow
+/// client, and a queue full of them drains at once instead of holding
+/// each worker for a whole timeout. Once shutdown has been set for
 /// `grace`, the connection is dropped even mid-transfer: the iterative
 /// model serves on the main thread, so nothing else would bound its exit.
 pub fn serve(
     mut stream: TcpStream,
+    accepted: Instant,
     app: &App,
     limits: &Limits,
     shutdown: &Shutdown,
     grace: Duration,
-    others_waiting: &dyn Fn() -> bool,
+    feed: &dyn Feed,
 ) {
     // Reads and writes wake at least every TICK so deadlines and shutdown
     // are noticed without a timer thread.
     let _ = stream.set_read_timeout(Some(TICK));
     let _ = stream.set_write_timeout(Some(TICK));
-    let mut s = Session::new(limits.clone());
+    let mut s = Session::accepted_at(limits.clone(), accepted);
+    // Deadlines wait for one read: a connection whose clock ran out in
+    // the queue may have sent its request meanwhile.
+    let mut read_once = false;
     // A read found nothing for a whole tick after shutdown began.
     let mut quiet_since_stop = false;
-    let mut stop = StopClock::new(grace);
+    let mut stop = StopClock::new(grace, feed);
     loop {
         process_inline(&mut s, app);
         // Deadlines are checked after every read, not only when a read
         // times out: a client trickling a byte every few milliseconds never
         // lets a read time out and would hold this worker for ever.
         let now = Instant::now();
-        if s.deadline(now).is_some_and(|d| now >= d) {
+        if read_once && s.deadline(now).is_some_and(|d| now >= d) {
             s.on_timeout();
         }
         if !flush(&mut stream, &mut s, shutdown, &mut stop) || s.is_done() {
@@ -56,7 +82,7 @@ pub fn serve(
             if s.conn.phase() == Phase::Idle && quiet_since_stop {
                 break;
             }
-        } else if s.conn.phase() == Phase::Idle && others_waiting() {
+        } else if s.conn.phase() == Phase::Idle && feed.others_waiting() {
             // The next response says `Connection: close`, so the client
             // learns of the close safely instead of racing an idle close.
             s.close_after_response();
@@ -64,11 +90,13 @@ pub fn serve(
         if !s.conn.wants_read() {
             continue;
         }
-        match stream.read(s.conn.read_buf()) {
+        let read = stream.read(s.conn.read_buf());
+        read_once = true;
+        match read {
             Ok(0) => s.conn.feed_eof(),
             Ok(n) => {
                 s.conn.filled(n);
-                s.on_read(Instant::now());
+                s.on_read(Instant::now(), n);
             }
             Err(e) if is_timeout(&e) => {
                 // EINTR (the shutdown signal itself) is not a quiet tick.
@@ -78,7 +106,7 @@ pub fn serve(
                 // An idle keep-alive connection yields its worker at once
                 // when another connection is waiting. A fresh connection
                 // does not: its request may be on the way.
-                if s.conn.phase() == Phase::Idle && s.has_answered() && others_waiting() {
+                if s.conn.phase() == Phase::Idle && s.has_answered() && feed.others_waiting() {
                     break;
                 }
             }
@@ -103,22 +131,32 @@ pub fn process_inline(s: &mut Session, app: &App) {
 }
 
 /// When shutdown was first seen by this connection, to bound its exit.
-struct StopClock {
+struct StopClock<'a> {
     grace: Duration,
     seen: Option<Instant>,
+    feed: &'a dyn Feed,
 }
 
-impl StopClock {
-    fn new(grace: Duration) -> Self {
-        StopClock { grace, seen: None }
+impl<'a> StopClock<'a> {
+    fn new(grace: Duration, feed: &'a dyn Feed) -> Self {
+        StopClock {
+            grace,
+            seen: None,
+            feed,
+        }
     }
 
     /// True once shutdown has been set for longer than the grace period.
+    /// Asked after every read and write, so the first sight of shutdown
+    /// (a signal interrupts them) stops accepting at once.
     fn expired(&mut self, shutdown: &Shutdown) -> bool {
         if !shutdown.is_set() {
             return false;
         }
-        let seen = *self.seen.get_or_insert_with(Instant::now);
+        let seen = *self.seen.get_or_insert_with(|| {
+            self.feed.stop_accepting();
+            Instant::now()
+        });
         seen.elapsed() >= self.grace
     }
 }

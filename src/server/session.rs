@@ -16,10 +16,6 @@ use super::outq::OutQueue;
 use super::task::{Task, TaskDone};
 use crate::http::{encode_streamed, BodyLength, Event, Limits, Phase, RequestHead, ServerConn};
 
-/// Longest time queued output may make no progress before the peer is
-/// taken to be gone.
-pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// The body of the request being read and what to do when it ends.
 enum Pending {
     /// The handler consumes the body.
@@ -65,13 +61,74 @@ pub struct Session {
     answered: bool,
     phase: Phase,
     phase_since: Instant,
-    last_read: Instant,
-    last_write: Instant,
+    /// Bytes of the current head so far, which earn it time at
+    /// `min_header_rate`.
+    head_bytes: u64,
+    /// The body being read must keep up with `min_body_rate`.
+    body: RateWindow,
+    /// Queued output must be taken at `min_send_rate`; None while nothing
+    /// is queued.
+    send: Option<RateWindow>,
+    /// Output still queued when last looked at, to see progress.
+    queued: u64,
+}
+
+/// Bytes moved since a window began. A transfer keeps up if every window
+/// of the timeout's length moves at least rate x timeout bytes: when one
+/// has, the next begins. So a slow peer cannot bank credit from a fast
+/// start (a first write that fills the socket buffers, say), and a pause
+/// as long as the window ends the transfer.
+#[derive(Debug, Clone, Copy)]
+struct RateWindow {
+    since: Instant,
+    bytes: u64,
+}
+
+impl RateWindow {
+    fn new(now: Instant) -> Self {
+        RateWindow {
+            since: now,
+            bytes: 0,
+        }
+    }
+
+    fn add(&mut self, now: Instant, n: u64, window: Duration, rate: u64) {
+        self.bytes += n;
+        if self.bytes >= owed(window, rate) {
+            *self = RateWindow::new(now);
+        }
+    }
+
+    fn deadline(&self, window: Duration) -> Instant {
+        self.since + window
+    }
+}
+
+/// Bytes a window of this length must move at `rate` bytes per second.
+fn owed(window: Duration, rate: u64) -> u64 {
+    ((window.as_secs_f64() * rate as f64).ceil() as u64).max(1)
+}
+
+/// Time a request head gets: `base`, plus a second for every `rate` bytes
+/// received, up to `max` (mod_reqtimeout's `header=20-40,MinRate=500`).
+/// A legitimate head on a slow link keeps arriving and gets longer; a
+/// slowloris trickle earns next to nothing.
+pub fn header_allowance(base: Duration, max: Duration, rate: u64, bytes: u64) -> Duration {
+    if rate == 0 {
+        return base;
+    }
+    let earned = Duration::from_secs_f64(bytes as f64 / rate as f64);
+    (base + earned).min(max.max(base))
 }
 
 impl Session {
     pub fn new(limits: Limits) -> Self {
-        let now = Instant::now();
+        Self::accepted_at(limits, Instant::now())
+    }
+
+    /// A session whose clocks started when the connection was accepted,
+    /// which may be before it reached a worker (a thread pool's queue).
+    pub fn accepted_at(limits: Limits, now: Instant) -> Self {
         Session {
             conn: ServerConn::new(limits),
             out: OutQueue::default(),
@@ -84,8 +141,10 @@ impl Session {
             answered: false,
             phase: Phase::Idle,
             phase_since: now,
-            last_read: now,
-            last_write: now,
+            head_bytes: 0,
+            body: RateWindow::new(now),
+            send: None,
+            queued: 0,
         }
     }
 
@@ -262,7 +321,7 @@ impl Session {
         match done {
             TaskDone::Answer(resp) => self.respond(resp),
             // The body's clock restarts: the wait was the server's.
-            TaskDone::Step(Ok(())) => self.last_read = Instant::now(),
+            TaskDone::Step(Ok(())) => self.body = RateWindow::new(Instant::now()),
             TaskDone::Step(Err(resp)) => {
                 // Dropping the sink aborts an upload, leaving nothing.
                 self.pending = None;
@@ -306,37 +365,85 @@ impl Session {
         self.finished || self.conn.phase() == Phase::Closed
     }
 
-    /// Records that bytes arrived.
-    pub fn on_read(&mut self, now: Instant) {
-        self.last_read = now;
+    /// Records that `n` bytes arrived (before they are processed).
+    pub fn on_read(&mut self, now: Instant, n: usize) {
+        self.observe(now);
+        let l = self.conn.limits();
+        match self.phase {
+            Phase::Head => self.head_bytes += n as u64,
+            Phase::Body => self
+                .body
+                .add(now, n as u64, l.body_timeout, l.min_body_rate),
+            _ => {}
+        }
     }
 
     /// Records that output made progress.
     pub fn on_write(&mut self, now: Instant) {
-        self.last_write = now;
+        self.observe(now);
+    }
+
+    /// Notes a phase change (starting its clock) and output progress.
+    fn observe(&mut self, now: Instant) {
+        let phase = self.conn.phase();
+        if phase != self.phase {
+            // A connection's first head is timed from its acceptance, as
+            // mod_reqtimeout does, so a first-byte timeout plus a header
+            // timeout is not the bound; the later phases from their start.
+            let first_head = phase == Phase::Head && self.phase == Phase::Idle && !self.answered;
+            if !first_head {
+                self.phase_since = now;
+            }
+            self.phase = phase;
+            self.head_bytes = 0;
+            self.body = RateWindow::new(now);
+        }
+        let queued = self.out.queued();
+        if self.out.is_empty() {
+            self.send = None;
+        } else if let Some(w) = &mut self.send {
+            let l = self.conn.limits();
+            let sent = self.queued.saturating_sub(queued);
+            w.add(now, sent, l.send_timeout, l.min_send_rate);
+        } else {
+            self.send = Some(RateWindow::new(now));
+        }
+        self.queued = queued;
     }
 
     /// When the current phase's timeout expires, if it has one. Call after
-    /// every round of IO so phase changes start their clocks.
+    /// every round of IO so phase changes start their clocks. One place
+    /// holds every rule a slow or silent peer meets:
+    /// - a new connection sends its first byte within `first_byte_timeout`;
+    /// - a head completes within `header_timeout`, extended at
+    ///   `min_header_rate` up to `header_timeout_max`, measured from the
+    ///   first byte of the head (of the first request: from acceptance),
+    ///   not the last, so a trickle cannot hold the slot;
+    /// - a body and a response move at least `min_body_rate` and
+    ///   `min_send_rate` over every `body_timeout` and `send_timeout`;
+    /// - a keep-alive connection idles at most `idle_timeout`.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
-        let phase = self.conn.phase();
-        if phase != self.phase {
-            self.phase = phase;
-            self.phase_since = now;
-        }
-        if !self.out.is_empty() {
-            return Some(self.last_write.max(self.phase_since) + WRITE_STALL_TIMEOUT);
-        }
+        self.observe(now);
         if self.waiting {
             return None; // the server is the slow party
         }
         let l = self.conn.limits();
-        match phase {
+        if let Some(w) = &self.send {
+            return Some(w.deadline(l.send_timeout));
+        }
+        match self.phase {
+            Phase::Idle if !self.answered => Some(self.phase_since + l.first_byte_timeout),
             Phase::Idle => Some(self.phase_since + l.idle_timeout),
-            // Measured from the first byte of the head, not the last, so a
-            // client trickling one byte at a time cannot hold the slot.
-            Phase::Head => Some(self.phase_since + l.header_timeout),
-            Phase::Body => Some(self.last_read.max(self.phase_since) + l.body_timeout),
+            Phase::Head => Some(
+                self.phase_since
+                    + header_allowance(
+                        l.header_timeout,
+                        l.header_timeout_max,
+                        l.min_header_rate,
+                        self.head_bytes,
+                    ),
+            ),
+            Phase::Body => Some(self.body.deadline(l.body_timeout)),
             Phase::Respond | Phase::Closed => None,
         }
     }
@@ -353,6 +460,137 @@ impl Session {
             if let Some(e) = self.conn.timeout_error() {
                 self.out.encode(|b| self.conn.write_error(b, &e));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn limits() -> Limits {
+        Limits {
+            first_byte_timeout: 3 * S,
+            header_timeout: 10 * S,
+            header_timeout_max: 20 * S,
+            min_header_rate: 500,
+            idle_timeout: 5 * S,
+            body_timeout: 30 * S,
+            min_body_rate: 500,
+            send_timeout: 30 * S,
+            min_send_rate: 500,
+            ..Limits::default()
+        }
+    }
+
+    fn app() -> App {
+        App::new(None, None, 1 << 20).unwrap()
+    }
+
+    /// A session accepted at `t0` that has read `request` and acted on it.
+    fn started(t0: Instant, request: &[u8]) -> Session {
+        let mut s = Session::accepted_at(limits(), t0);
+        arrive(&mut s, t0, request);
+        s.process(&app());
+        s
+    }
+
+    /// Bytes arriving at `at`, as a model records them.
+    fn arrive(s: &mut Session, at: Instant, bytes: &[u8]) {
+        s.conn.feed(bytes);
+        s.on_read(at, bytes.len());
+    }
+
+    #[test]
+    fn header_allowance_grows_at_the_rate_up_to_the_cap() {
+        let a = |bytes| header_allowance(10 * S, 20 * S, 500, bytes);
+        assert_eq!(a(0), 10 * S);
+        assert_eq!(a(2500), 15 * S);
+        assert_eq!(a(1 << 20), 20 * S);
+        // No rate: no extension; a cap below the base does not cut it.
+        assert_eq!(header_allowance(10 * S, 20 * S, 0, 1 << 20), 10 * S);
+        assert_eq!(header_allowance(10 * S, S, 500, 1 << 20), 10 * S);
+    }
+
+    #[test]
+    fn a_new_connection_gets_the_first_byte_timeout_from_acceptance() {
+        let t0 = Instant::now();
+        let mut s = Session::accepted_at(limits(), t0);
+        // Checked later (it waited in a queue): still from acceptance.
+        assert_eq!(s.deadline(t0 + 2 * S), Some(t0 + 3 * S));
+    }
+
+    #[test]
+    fn the_first_head_is_timed_from_acceptance_and_earns_time_by_rate() {
+        let t0 = Instant::now();
+        let mut s = Session::accepted_at(limits(), t0);
+        s.deadline(t0);
+        arrive(&mut s, t0 + 2 * S, b"GET / HTTP/1.1\r\n");
+        let base = t0 + 10 * S;
+        let d = s.deadline(t0 + 2 * S).unwrap();
+        assert!(d > base && d < base + S, "{:?}", d - t0);
+        // 5,000 bytes more earn ten seconds, up to the 20 s cap.
+        arrive(&mut s, t0 + 3 * S, &[b'x'; 5000]);
+        assert_eq!(s.deadline(t0 + 3 * S), Some(t0 + 20 * S));
+    }
+
+    #[test]
+    fn after_a_response_the_idle_and_next_head_clocks_start_fresh() {
+        let t0 = Instant::now();
+        let mut s = started(t0, b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n");
+        let (mut a, _b) = UnixStream::pair().unwrap();
+        assert!(s.out.write_to(&mut a).unwrap());
+        let t1 = t0 + 4 * S;
+        assert_eq!(s.deadline(t1), Some(t1 + 5 * S), "idle keep-alive");
+        arrive(&mut s, t1 + S, b"G");
+        let d = s.deadline(t1 + S).unwrap();
+        assert!(d >= t1 + 11 * S && d < t1 + 12 * S, "{:?}", d - t1);
+    }
+
+    #[test]
+    fn a_body_must_average_the_minimum_rate_over_each_window() {
+        let t0 = Instant::now();
+        let app = app();
+        let mut s = started(
+            t0,
+            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n",
+        );
+        assert_eq!(s.deadline(t0), Some(t0 + 30 * S));
+        // A byte now and then does not move the window: the slow-body
+        // attack ends 30 s after the body began.
+        for i in 1..20 {
+            arrive(&mut s, t0 + i * S, b"x");
+            s.process(&app);
+            assert_eq!(s.deadline(t0 + i * S), Some(t0 + 30 * S));
+        }
+        // 15,000 bytes (500 B/s x 30 s) open the next window.
+        arrive(&mut s, t0 + 25 * S, &[b'x'; 15_000]);
+        s.process(&app);
+        assert_eq!(s.deadline(t0 + 25 * S), Some(t0 + 55 * S));
+    }
+
+    #[test]
+    fn a_reader_must_take_the_response_at_the_minimum_rate() {
+        let t0 = Instant::now();
+        let mut s = started(t0, b"GET /bytes/8000000 HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(s.deadline(t0), Some(t0 + 30 * S), "output queued");
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        // The first write fills the socket buffer: more than one window's
+        // due, so the next window starts, but no more credit is banked.
+        let _ = s.out.write_to(&mut a);
+        assert!(!s.out.is_empty());
+        assert_eq!(s.deadline(t0 + S), Some(t0 + 31 * S));
+        // The reader then takes a little at a time: the window stays.
+        let mut buf = [0u8; 100];
+        for i in 2..10 {
+            b.read_exact(&mut buf).unwrap();
+            let _ = s.out.write_to(&mut a);
+            assert_eq!(s.deadline(t0 + i * S), Some(t0 + 31 * S));
         }
     }
 }

@@ -1,19 +1,50 @@
-//! Graceful-shutdown signal shared by every model.
+//! Graceful-shutdown signal shared by every model, and the wake-up that
+//! lets every waiting thread see it at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
 /// How often blocked loops wake to look at the shutdown flag and at
-/// connection deadlines. A signal reaches only one thread, so every loop
-/// polls with this bound instead of relying on EINTR.
+/// connection deadlines. A signal interrupts only one thread, so loops
+/// that cannot wait on the wake-up descriptor poll with this bound.
 pub const TICK: Duration = Duration::from_millis(100);
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The eventfd the signal handler writes to (-1: none), so that threads
+/// waiting in poll or epoll on it wake at once, not one TICK later.
+static SIGNAL_WAKE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: the one thing that is async-signal-safe here.
+    // An atomic store and write(2): both async-signal-safe.
     SIGNALLED.store(true, Ordering::SeqCst);
+    let fd = SIGNAL_WAKE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        wake(fd);
+    }
+}
+
+/// Makes an eventfd readable for good: nobody ever reads it back, so every
+/// poller sees it, level- or edge-triggered.
+fn wake(fd: libc::c_int) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64 to a descriptor this module
+    // owns for the life of the process (or of the `Shutdown`); an error
+    // (a full counter) still leaves it readable, which is all that counts.
+    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+}
+
+/// A fresh non-blocking eventfd; None if the process has no descriptor
+/// left, in which case waiters fall back to polling every TICK.
+fn eventfd() -> Option<OwnedFd> {
+    // SAFETY: eventfd takes no pointers; a non-negative result is a new
+    // descriptor that nothing else owns.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    // SAFETY: see above: the descriptor is ours to own.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Set when the server should stop accepting and finish what is in flight.
@@ -21,12 +52,18 @@ extern "C" fn on_signal(_: libc::c_int) {
 pub struct Shutdown {
     flag: Arc<AtomicBool>,
     signals: bool,
+    /// Readable once shutdown began. Prefork workers inherit it, so the
+    /// master's stop wakes them too.
+    wake: Option<Arc<OwnedFd>>,
 }
 
 impl Shutdown {
     /// A shutdown triggered only by `trigger` (for embedding and tests).
     pub fn new() -> Self {
-        Self::default()
+        Shutdown {
+            wake: eventfd().map(Arc::new),
+            ..Self::default()
+        }
     }
 
     /// A shutdown also triggered by SIGINT and SIGTERM. The handler is
@@ -34,14 +71,21 @@ impl Shutdown {
     /// inherited by forked workers.
     pub fn from_signals() -> anyhow::Result<Self> {
         use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+        let wake = eventfd().map(Arc::new);
+        if let Some(fd) = &wake {
+            // The descriptor lives as long as this Shutdown's clones; the
+            // CLI keeps one for the life of the process.
+            SIGNAL_WAKE.store(fd.as_raw_fd(), Ordering::SeqCst);
+        }
         let act = SigAction::new(
             SigHandler::Handler(on_signal),
             SaFlags::empty(),
             SigSet::empty(),
         );
         for sig in [Signal::SIGINT, Signal::SIGTERM] {
-            // SAFETY: the handler only stores to an atomic, which is
-            // async-signal-safe, and no other handler is being replaced.
+            // SAFETY: the handler only stores to an atomic and writes to
+            // an eventfd, both async-signal-safe, and no other handler is
+            // being replaced.
             unsafe { sigaction(sig, &act) }?;
         }
         // A client that goes away mid-write must give EPIPE, not kill us.
@@ -50,16 +94,43 @@ impl Shutdown {
         Ok(Shutdown {
             flag: Arc::new(AtomicBool::new(false)),
             signals: true,
+            wake,
         })
     }
 
     pub fn trigger(&self) {
         self.flag.store(true, Ordering::SeqCst);
+        if let Some(fd) = &self.wake {
+            wake(fd.as_raw_fd());
+        }
     }
 
     pub fn is_set(&self) -> bool {
         self.flag.load(Ordering::Relaxed) || (self.signals && SIGNALLED.load(Ordering::Relaxed))
     }
+
+    /// The descriptor that turns readable when shutdown begins, for a
+    /// waiter to poll beside its own (None: poll every TICK instead).
+    pub fn wake_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.wake.as_deref().map(|fd| fd.as_fd())
+    }
+
+    /// Sleeps for `timeout`, or less if shutdown begins meanwhile.
+    pub fn sleep(&self, timeout: Duration) {
+        match self.wake_fd() {
+            Some(fd) if !self.is_set() => {
+                let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+                let _ = poll(&mut fds, poll_timeout(timeout));
+            }
+            Some(_) => {}
+            None => std::thread::sleep(timeout),
+        }
+    }
+}
+
+/// A duration as poll's timeout, in whole milliseconds (saturating).
+pub fn poll_timeout(d: Duration) -> PollTimeout {
+    PollTimeout::try_from(d).unwrap_or(PollTimeout::MAX)
 }
 
 /// Waits until `done` says all work finished or the grace period passed.
@@ -67,5 +138,32 @@ pub fn wait_drained(grace: Duration, done: impl Fn() -> bool) {
     let until = Instant::now() + grace;
     while !done() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_wakes_a_sleeper_at_once() {
+        let s = Shutdown::new();
+        assert!(s.wake_fd().is_some());
+        let t = {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                s.sleep(Duration::from_secs(20));
+                t0.elapsed()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        s.trigger();
+        assert!(t.join().unwrap() < Duration::from_secs(10));
+        assert!(s.is_set());
+        // Stays readable: a later waiter does not wait either.
+        let t0 = Instant::now();
+        s.sleep(Duration::from_secs(20));
+        assert!(t0.elapsed() < Duration::from_secs(10));
     }
 }

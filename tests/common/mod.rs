@@ -522,3 +522,32 @@ pub fn derived(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::P
     }
     out
 }
+
+/// Test content that differs from offset to offset (and from block to
+/// block), so a misplaced or repeated piece shows.
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i % 251) as u8 ^ (i >> 16) as u8)
+        .collect()
+}
+
+/// Starts `GET path` through a small receive buffer, so most of a large
+/// response is still on the server afterwards, and reads until at least
+/// `first` bytes arrived. Returns the connection and what was read.
+pub fn start_slow_download(addr: SocketAddr, path: &str, first: usize) -> (TcpStream, Vec<u8>) {
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(32 * 1024).unwrap();
+    sock.connect(&addr.into()).unwrap();
+    let mut s: TcpStream = sock.into();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    while got.len() < first {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "EOF early");
+        got.extend_from_slice(&buf[..n]);
+    }
+    (s, got)
+}

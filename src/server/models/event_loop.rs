@@ -24,6 +24,9 @@ use crate::server::{ServerConfig, Shutdown};
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
 const WAKER: Token = Token(usize::MAX - 1);
+/// The shutdown wake-up descriptor: every reactor wakes when shutdown
+/// begins and closes its listener at once, not one TICK later.
+const WAKE: Token = Token(usize::MAX - 2);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
 pub(super) const READS_PER_TURN: usize = 16;
@@ -102,6 +105,15 @@ pub fn run_loop(
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
     let mut reactor = Reactor::new(listener, cfg, max_conns, offload)?;
+    if let Some(fd) = shutdown.wake_fd() {
+        use std::os::fd::AsRawFd;
+        let raw = fd.as_raw_fd();
+        reactor.poll.registry().register(
+            &mut mio::unix::SourceFd(&raw),
+            WAKE,
+            Interest::READABLE,
+        )?;
+    }
     let mut events = Events::with_capacity(1024);
     loop {
         let timeout = if reactor.again.is_empty() {
@@ -203,8 +215,8 @@ impl<'a> Reactor<'a> {
                 self.accept_pending = true;
                 continue;
             }
-            if ev.token() == WAKER {
-                continue; // the inbox is read every round
+            if ev.token() == WAKER || ev.token() == WAKE {
+                continue; // the inbox is read every round; shutdown is polled
             }
             let token = ev.token().0;
             if let Some(c) = self.conns.get_mut(token) {
@@ -494,7 +506,7 @@ fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> D
                 } else {
                     c.session.conn.filled(n);
                 }
-                c.session.on_read(Instant::now());
+                c.session.on_read(Instant::now(), n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 c.readable = false;

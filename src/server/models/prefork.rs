@@ -12,6 +12,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 
+use crate::server::accept;
 use crate::server::handlers::files::stale;
 use crate::server::shutdown::TICK;
 use crate::server::{ServerConfig, Shutdown};
@@ -39,7 +40,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         }
     }
     while !shutdown.is_set() {
-        std::thread::sleep(TICK);
+        shutdown.sleep(TICK);
         let mut died_young = false;
         let gone = reap(&mut workers);
         for &(pid, started) in &gone {
@@ -65,6 +66,10 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             }
         }
     }
+    // Shut for the workers too (they share the socket): clients arriving
+    // while the workers finish are refused, not queued for a reset.
+    accept::stop_listening(&listener);
+    drop(listener);
     stop(&mut workers, cfg.shutdown_grace);
     Ok(())
 }
@@ -133,7 +138,7 @@ fn spawn_worker(
             // SIGTERM reached the parent must stop too. (Clearing it here
             // lost a SIGTERM that the parent sent before the child ran, and
             // the parent then waited out the whole grace period.)
-            super::iterative::serve_serially(listener, cfg, shutdown);
+            super::iterative::serve_serially(listener, cfg, shutdown, false);
             // Exit without unwinding into the parent's code path.
             std::process::exit(0)
         }

@@ -13,7 +13,7 @@ pub const STACK_SIZE: usize = 256 * 1024;
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
     let limit = ConnLimit::new(cfg.max_connections);
-    while let Some((stream, slot)) = accept::next(&listener, &limit, shutdown) {
+    while let Some((stream, slot, accepted)) = accept::next(&listener, &limit, shutdown) {
         let app = Arc::clone(&cfg.app);
         let limits = cfg.limits.clone();
         let shutdown = shutdown.clone();
@@ -23,13 +23,24 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
             .stack_size(STACK_SIZE)
             .spawn(move || {
                 let _slot = slot;
-                blocking::serve(stream, &app, &limits, &shutdown, grace, &|| false);
+                blocking::serve(
+                    stream,
+                    accepted,
+                    &app,
+                    &limits,
+                    &shutdown,
+                    grace,
+                    &blocking::Alone,
+                );
             });
         if let Err(e) = spawned {
             // Out of threads: this connection is dropped, the server lives.
             eprintln!("loadlab: cannot start a connection thread: {e}");
         }
     }
+    // Closed before the connections drain: clients arriving now are
+    // refused at once instead of queueing for a reset.
+    drop(listener);
     wait_drained(cfg.shutdown_grace, || limit.active() == 0);
     Ok(())
 }

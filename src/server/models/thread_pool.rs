@@ -3,20 +3,21 @@
 //! worker and shrinks when workers stay idle.
 
 use std::collections::VecDeque;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::server::accept::{self, ConnLimit, ConnSlot};
+use crate::server::accept::{self, Accepted, ConnLimit};
+use crate::server::blocking::{self, Feed};
 use crate::server::shutdown::TICK;
-use crate::server::{blocking, wait_drained, Ready, ServerConfig, Shutdown};
+use crate::server::{wait_drained, Ready, ServerConfig, Shutdown};
 
 /// A grown worker that has had nothing to do for this long exits.
 pub const IDLE_EXIT: Duration = Duration::from_secs(5);
 
 struct Pool {
-    queue: Mutex<VecDeque<(TcpStream, ConnSlot)>>,
+    queue: Mutex<VecDeque<Accepted>>,
     ready: Condvar,
     /// Queue length, readable without the lock: workers ask it on every
     /// request to decide whether to give up a keep-alive connection.
@@ -26,7 +27,7 @@ struct Pool {
 }
 
 impl Pool {
-    fn push(&self, item: (TcpStream, ConnSlot)) {
+    fn push(&self, item: Accepted) {
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         q.push_back(item);
         self.queued.store(q.len(), Ordering::Release);
@@ -34,7 +35,7 @@ impl Pool {
     }
 
     /// Next connection, or None when the worker should exit.
-    fn pop(&self, shutdown: &Shutdown, growable: bool) -> Option<(TcpStream, ConnSlot)> {
+    fn pop(&self, shutdown: &Shutdown, growable: bool) -> Option<Accepted> {
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         let idle_since = Instant::now();
         loop {
@@ -53,6 +54,12 @@ impl Pool {
                 .0;
             self.idle.fetch_sub(1, Ordering::AcqRel);
         }
+    }
+}
+
+impl Feed for Pool {
+    fn others_waiting(&self) -> bool {
+        self.queued.load(Ordering::Acquire) > 0
     }
 }
 
@@ -86,9 +93,8 @@ pub fn run(
             .name("pool".into())
             .stack_size(super::thread_per_conn::STACK_SIZE)
             .spawn(move || {
-                let waiting = || pool.queued.load(Ordering::Acquire) > 0;
-                while let Some((stream, _slot)) = pool.pop(&shutdown, growable) {
-                    blocking::serve(stream, &app, &limits, &shutdown, grace, &waiting);
+                while let Some((stream, _slot, accepted)) = pool.pop(&shutdown, growable) {
+                    blocking::serve(stream, accepted, &app, &limits, &shutdown, grace, &*pool);
                 }
                 pool.live.fetch_sub(1, Ordering::AcqRel);
             });
@@ -123,6 +129,9 @@ pub fn run(
             }
         }
     }
+    // Closed before the pool drains: clients arriving now are refused at
+    // once instead of queueing for a reset.
+    drop(listener);
     wait_drained(cfg.shutdown_grace, || {
         pool.live.load(Ordering::Acquire) == 0
     });

@@ -20,7 +20,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::upload::failure;
+use super::reply::write_failure;
 use crate::server::handlers::validators::{Conditions, Validators};
 use crate::server::handlers::Response;
 
@@ -41,7 +41,7 @@ pub fn current(dir: &Path, name: &str) -> Option<Validators> {
 /// current version: the lock to make the change under, or the response to
 /// give instead (412, or 500 when the lock cannot be taken).
 pub fn hold(dir: &Path, name: &str, conditions: &Conditions) -> Result<Held, Response> {
-    let held = lock(dir).map_err(|e| failure(&e))?;
+    let held = lock(dir).map_err(|e| write_failure(&e))?;
     match conditions.check(current(dir, name).as_ref()) {
         Some(status) => Err(Response::error(status)),
         None => Ok(held),

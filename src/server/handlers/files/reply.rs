@@ -87,3 +87,32 @@ pub(super) fn io_status(err: &std::io::Error) -> u16 {
         },
     }
 }
+
+/// The response for a failed write, sync, lock or rename. The temporary
+/// file is removed when the sink is dropped, which follows at once.
+pub(super) fn write_failure(err: &std::io::Error) -> Response {
+    match io_status(err) {
+        // The directory vanished or a path component went away: not a
+        // missing resource the client asked about.
+        404 => Response::error(500),
+        s => Response::error(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_failure;
+    use std::io::Error;
+
+    #[test]
+    fn write_failures_map_to_statuses() {
+        let status = |errno| write_failure(&Error::from_raw_os_error(errno)).status;
+        assert_eq!(status(libc::ENOSPC), 507);
+        assert_eq!(status(libc::EDQUOT), 507);
+        assert_eq!(status(libc::EFBIG), 413);
+        // The directory vanished under the upload: the server's problem,
+        // not a missing resource.
+        assert_eq!(status(libc::ENOENT), 500);
+        assert_eq!(status(libc::EIO), 500);
+    }
+}

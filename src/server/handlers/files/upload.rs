@@ -24,7 +24,7 @@ use tempfile::NamedTempFile;
 
 use super::commit;
 use super::digest::BodyDigest;
-use super::reply::{hex, href, io_status, json, FileDigest};
+use super::reply::{hex, href, json, write_failure, FileDigest};
 use super::stale;
 use crate::results::files::TEMP_PREFIX;
 use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
@@ -168,8 +168,8 @@ impl Upload {
         // tempfile creates 0600; an uploaded file is as readable as any
         // other file the service serves.
         f.set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| failure(&e))?;
-        f.sync_data().map_err(|e| failure(&e))?;
+            .map_err(|e| write_failure(&e))?;
+        f.sync_data().map_err(|e| write_failure(&e))?;
         let target = self.dir.join(&self.name);
         // From the check to the rename no other change of the directory
         // can come in between. On a refusal `tmp` is dropped: unlinked.
@@ -178,10 +178,12 @@ impl Upload {
         let created = match tmp.persist_noclobber(&target) {
             Ok(_) => true,
             Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
-                e.file.persist(&target).map_err(|e| failure(&e.error))?;
+                e.file
+                    .persist(&target)
+                    .map_err(|e| write_failure(&e.error))?;
                 false
             }
-            Err(e) => return Err(failure(&e.error)),
+            Err(e) => return Err(write_failure(&e.error)),
         };
         drop(held);
         // The rename is durable once the directory is synced. The file is
@@ -201,8 +203,8 @@ fn create_temp(dir: &Path) -> Result<NamedTempFile, Response> {
             .rand_bytes(TEMP_RAND_LEN)
             .suffix(TEMP_SUFFIX)
             .tempfile_in(dir)
-            .map_err(|e| failure(&e))?;
-        if stale::claim(tmp.as_file()).map_err(|e| failure(&e))? {
+            .map_err(|e| write_failure(&e))?;
+        if stale::claim(tmp.as_file()).map_err(|e| write_failure(&e))? {
             return Ok(tmp);
         }
     }
@@ -231,7 +233,7 @@ impl Store {
         let tmp = self.tmp.as_mut().ok_or_else(|| Response::error(500))?;
         tmp.as_file_mut()
             .write_all(bytes)
-            .map_err(|e| failure(&e))?;
+            .map_err(|e| write_failure(&e))?;
         let fd = tmp.as_file().as_raw_fd();
         self.written += bytes.len() as u64;
         if self.written - self.writeback_from >= WRITEBACK_STEP {
@@ -298,34 +300,5 @@ fn start_writeback(fd: i32, offset: u64, len: u64) {
             len as libc::off64_t,
             libc::SYNC_FILE_RANGE_WRITE,
         );
-    }
-}
-
-/// The response for a failed write, sync, lock or rename. The temporary
-/// file is removed when the sink is dropped, which follows at once.
-pub(super) fn failure(err: &std::io::Error) -> Response {
-    match io_status(err) {
-        // The directory vanished or a path component went away: not a
-        // missing resource the client asked about.
-        404 => Response::error(500),
-        s => Response::error(s),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::failure;
-    use std::io::Error;
-
-    #[test]
-    fn write_failures_map_to_statuses() {
-        let status = |errno| failure(&Error::from_raw_os_error(errno)).status;
-        assert_eq!(status(libc::ENOSPC), 507);
-        assert_eq!(status(libc::EDQUOT), 507);
-        assert_eq!(status(libc::EFBIG), 413);
-        // The directory vanished under the upload: the server's problem,
-        // not a missing resource.
-        assert_eq!(status(libc::ENOENT), 500);
-        assert_eq!(status(libc::EIO), 500);
     }
 }

@@ -21,11 +21,6 @@ const SUBSET_MARKER: &str = "model subset:";
 const MAX_FILE_LINES: usize = 600;
 /// Where files are held to `MAX_FILE_LINES`, subdirectories included.
 const SIZED_DIRS: [&str; 2] = ["src", "tests"];
-/// Test files allowed over `MAX_FILE_LINES` for now: split pending (other
-/// work is editing them; the lead removes each entry once it is split).
-/// An entry that is no longer over the limit fails the test, so the list
-/// cannot outlive its reason.
-const SPLIT_PENDING: [&str; 2] = ["tests/conformance.rs", "tests/lifecycle.rs"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -350,7 +345,6 @@ fn stress_schema_lists_the_registry_models() {
 #[test]
 fn no_source_file_over_600_lines() {
     let mut over = Vec::new();
-    let mut pending_within = Vec::new();
     for path in SIZED_DIRS
         .iter()
         .flat_map(|dir| files_under(&root().join(dir)))
@@ -360,27 +354,14 @@ fn no_source_file_over_600_lines() {
             continue;
         };
         let n = text.lines().count();
-        let name = relative(&path);
-        match (n > MAX_FILE_LINES, SPLIT_PENDING.contains(&name.as_str())) {
-            (true, false) => over.push(format!("{name}: {n} lines")),
-            (false, true) => pending_within.push(format!("{name}: {n} lines")),
-            _ => {}
-        }
-    }
-    for pending in SPLIT_PENDING {
-        if !root().join(pending).is_file() {
-            pending_within.push(format!("{pending}: gone"));
+        if n > MAX_FILE_LINES {
+            over.push(format!("{}: {n} lines", relative(&path)));
         }
     }
     assert!(
         over.is_empty(),
         "files in {SIZED_DIRS:?} over {MAX_FILE_LINES} lines (split them by job):\n{}",
         over.join("\n")
-    );
-    assert!(
-        pending_within.is_empty(),
-        "split, so remove from SPLIT_PENDING in tests/architecture.rs:\n{}",
-        pending_within.join("\n")
     );
 }
 

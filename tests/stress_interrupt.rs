@@ -71,6 +71,21 @@ fn wait_for_line(
     panic!("no line with {want:?} within 120 s; stderr so far: {seen:#?}");
 }
 
+/// Waits until at least one server of the child's is seen running: a
+/// quick cell may start and stop its server between two scans, so the
+/// line alone does not prove one was seen (the check of servers outliving
+/// the interrupt would then check nothing).
+fn wait_for_server(child: &mut Child, servers: &mut Vec<i32>) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while servers.is_empty() && Instant::now() < until {
+        servers.extend(descendants(child.id() as i32));
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Sends SIGINT and waits (bounded) for the exit status.
 fn interrupt(child: &mut Child) -> i32 {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
@@ -149,6 +164,7 @@ fn regression_an_interrupted_stress_left_its_scratch_and_wrote_no_rows() {
     );
     let mut servers = Vec::new();
     let seen = wait_for_line(&mut child, &rx, "loadlab: cell 2/32 ", &mut servers);
+    wait_for_server(&mut child, &mut servers);
     assert!(
         seen.iter().any(|l| l == "loadlab: 32 cells to run"),
         "{seen:#?}"
@@ -182,6 +198,7 @@ fn sweep_preset_e2_shows_progress_and_passes_ctrl_c_on() {
     );
     let mut servers = Vec::new();
     wait_for_line(&mut child, &rx, "loadlab: cell 1/32 ", &mut servers);
+    wait_for_server(&mut child, &mut servers);
     let code = interrupt(&mut child);
     assert_interrupted_cleanly(code, &out_dir, tmp.path(), &servers, 32);
 }

@@ -46,8 +46,7 @@ pub fn busy_warning(s: &HostSample, when: &str, after_runs: bool) -> Option<Stri
 
 /// Writes `out/sweep.json` whole (a rename, so a reader never sees half).
 pub fn write(out: &Path, info: &SweepInfo) -> anyhow::Result<()> {
-    let tmp = out.join(format!("{SWEEP_JSON}.tmp"));
-    std::fs::write(&tmp, serde_json::to_string_pretty(info)? + "\n")?;
-    std::fs::rename(&tmp, out.join(SWEEP_JSON))?;
+    let json = serde_json::to_string_pretty(info)? + "\n";
+    crate::results::whole::write_whole(out, SWEEP_JSON, json.as_bytes())?;
     Ok(())
 }

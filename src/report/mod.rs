@@ -247,19 +247,10 @@ fn summary_csv(rows: &[SummaryRow]) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes through a temporary file and a rename, so a browser reloading
-/// the report while a sweep re-renders it never reads half a file.
+/// Writes a report file whole (see `results::whole`), so a browser
+/// reloading the report while a sweep re-renders it never reads half a file.
 pub(crate) fn write(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
-    let path = dir.join(name);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| {
-            // Never leave the half-made copy beside the report.
-            let _ = std::fs::remove_file(&tmp);
-            anyhow::anyhow!("cannot write {}: {e}", path.display())
-        })?;
-    Ok(path)
+    crate::results::whole::write_whole(dir, name, bytes)
 }
 
 /// Charts of an earlier render that this one no longer draws (a second

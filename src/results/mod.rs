@@ -10,3 +10,4 @@ pub mod presets;
 pub mod raw;
 pub mod stress;
 pub mod sweep_info;
+pub mod whole;

@@ -1,5 +1,6 @@
 //! `loadlab sweep` with small counts against real targets: built-in
-//! models, nginx, a foreign server started from a command, and presets;
+//! models, nginx, Go's net/http, a foreign server started from a command,
+//! and presets;
 //! resuming, Ctrl-C, failed starts, CPU pinning, and `loadlab` with no
 //! arguments.
 
@@ -7,6 +8,7 @@ mod common;
 
 mod lab {
     mod ctrl_c;
+    mod go;
     mod measurement;
     mod outputs;
     mod presets;

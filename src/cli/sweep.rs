@@ -16,6 +16,7 @@ use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
 use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
+use crate::proc::go::{self, find_go};
 use crate::proc::nginx::find_nginx;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::raw::{self, RawRow};
@@ -42,6 +43,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub quick: bool,
     /// Target (repeatable): model:NAME[:workers=N], nginx[:workers=N],
+    /// go[:workers=N] (Go's net/http, built once; workers = GOMAXPROCS),
     /// cmd:'COMMAND with {port}', url:http://HOST:PORT/PATH (a url's path
     /// is the one every target requests; --path does not go with it).
     #[arg(long = "target", short = 'T')]
@@ -130,6 +132,16 @@ impl SweepArgs {
         }
         if plan.targets.is_empty() {
             return Err(usage("give at least one --target (or a --preset)"));
+        }
+        // Go named on purpose and not there: one line, not a sweep that
+        // skips the one target asked for (a preset's Go target is skipped
+        // with a note instead).
+        let go_named = self
+            .targets
+            .iter()
+            .any(|t| t == "go" || t.starts_with("go:"));
+        if go_named && find_go().is_none() {
+            anyhow::bail!(go::INSTALL_HINT);
         }
         if !self.concurrency.is_empty() {
             plan.concurrency = self.concurrency.clone();

@@ -10,10 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::conditions;
 use super::measure::{measure, Placement};
-use super::plan::{self, Schedule, SweepPlan};
+use super::plan::{self, Installed, Schedule, Skipped, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
-use crate::proc::nginx::{find_nginx, INSTALL_HINT};
+use crate::proc::go::find_go;
+use crate::proc::nginx::find_nginx;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
 
@@ -87,7 +88,11 @@ pub fn run(
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<SweepOutcome> {
     let existing = open_results(out)?;
-    let schedule = plan::schedule(plan, &existing, find_nginx().is_some());
+    let installed = Installed {
+        nginx: find_nginx().is_some(),
+        go: find_go().is_some(),
+    };
+    let schedule = plan::schedule(plan, &existing, installed);
     let mut journal = Journal {
         out,
         next_id: existing.iter().map(|r| r.run_id).max().map_or(1, |m| m + 1),
@@ -190,29 +195,35 @@ fn open_results(out: &Path) -> anyhow::Result<Vec<RawRow>> {
     Ok(existing)
 }
 
-/// One line for the user and one raw row per target left out because
-/// nginx is not installed. A resumed sweep has recorded the skip already:
-/// once is enough for the report, and raw.csv should not grow with every
-/// rerun.
+/// One line for the user per reason (nginx or go not installed) and one
+/// raw row per target left out. A resumed sweep has recorded the skip
+/// already: once is enough for the report, and raw.csv should not grow
+/// with every rerun.
 fn record_skips(
-    skipped: &[(crate::results::config::RunConfig, usize)],
+    skipped: &[Skipped],
     existing: &[RawRow],
     journal: &mut Journal,
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<()> {
-    if skipped.is_empty() {
-        return Ok(());
+    let mut reasons: Vec<&str> = Vec::new();
+    for s in skipped {
+        if !reasons.contains(&s.why) {
+            reasons.push(s.why);
+        }
     }
-    let names: Vec<&str> = skipped.iter().map(|(c, _)| c.target.as_str()).collect();
-    let runs: usize = skipped.iter().map(|(_, n)| n).sum();
-    on_event(SweepEvent::Note(&format!(
-        "{INSTALL_HINT}; skipping {} ({runs} run{})",
-        names.join(", "),
-        if runs == 1 { "" } else { "s" }
-    )));
-    for (config, _) in skipped {
-        let mut row = record::config_row(config);
-        row.set_skipped(INSTALL_HINT);
+    for why in reasons {
+        let these = skipped.iter().filter(|s| s.why == why);
+        let names: Vec<&str> = these.clone().map(|s| s.config.target.as_str()).collect();
+        let runs: usize = these.map(|s| s.runs).sum();
+        on_event(SweepEvent::Note(&format!(
+            "{why}; skipping {} ({runs} run{})",
+            names.join(", "),
+            if runs == 1 { "" } else { "s" }
+        )));
+    }
+    for s in skipped {
+        let mut row = record::config_row(&s.config);
+        row.set_skipped(s.why);
         let recorded = existing.iter().any(|r| {
             (&r.experiment, &r.target, &r.error) == (&row.experiment, &row.target, &row.error)
         });

@@ -143,9 +143,10 @@ pub struct Schedule<'a> {
     /// The order runs are made in: (instance, run) indices into
     /// `instances`, round by round.
     pub order: Vec<(usize, usize)>,
-    /// Targets left out because nginx is not installed, with the runs
-    /// they would have made and the configuration their skip row records.
-    pub skipped: Vec<(RunConfig, usize)>,
+    /// Targets left out because what they run is not installed (nginx,
+    /// go), with the configuration their skip row records, the runs they
+    /// would have made and why.
+    pub skipped: Vec<Skipped>,
     /// Lines for the user: dimensions that do not apply to a target.
     pub notes: Vec<String>,
     /// Measured runs of the plan that raw.csv already holds.
@@ -158,9 +159,47 @@ impl Schedule<'_> {
     }
 }
 
+/// A target left out: the configuration its skip row records, the runs it
+/// would have made, and why (an install hint).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub config: RunConfig,
+    pub runs: usize,
+    pub why: &'static str,
+}
+
+/// Which reference servers the machine has; a target whose server is
+/// missing is skipped, not failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Installed {
+    pub nginx: bool,
+    pub go: bool,
+}
+
+impl Installed {
+    /// Every reference server present.
+    pub const ALL: Installed = Installed {
+        nginx: true,
+        go: true,
+    };
+
+    /// Why `spec` cannot run here, or None when it can.
+    pub fn missing(self, spec: &TargetSpec) -> Option<&'static str> {
+        match spec {
+            TargetSpec::Nginx { .. } if !self.nginx => Some(crate::proc::nginx::INSTALL_HINT),
+            TargetSpec::Go { .. } if !self.go => Some(crate::proc::go::INSTALL_HINT),
+            _ => None,
+        }
+    }
+}
+
 /// Decides every instance and run of `plan`, given the rows raw.csv holds
-/// and whether nginx is installed.
-pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Schedule<'a> {
+/// and which reference servers are installed.
+pub fn schedule<'a>(
+    plan: &'a SweepPlan,
+    existing: &[RawRow],
+    installed: Installed,
+) -> Schedule<'a> {
     let done: HashSet<RunKey> = existing
         .iter()
         .filter(|r| r.is_measured())
@@ -170,7 +209,7 @@ pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Sc
     let mut seen: HashSet<(String, u64, u64)> = HashSet::new();
     let sized = plan.workers.iter().any(Option::is_some);
     for spec in &plan.targets {
-        let nginx_missing = matches!(spec, TargetSpec::Nginx { .. }) && !nginx;
+        let missing = installed.missing(spec);
         let (workers_list, cpus_list) = applicable(plan, spec, &mut s.notes);
         let (mut spec_runs, mut merged) = (0, false);
         for &workers in &workers_list {
@@ -188,7 +227,7 @@ pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Sc
                 }
                 let runs = runs_to_do(plan, &config, &done, &mut s.already_done);
                 spec_runs += runs.len();
-                if !runs.is_empty() && !nginx_missing {
+                if !runs.is_empty() && missing.is_none() {
                     s.instances.push(Instance {
                         spec,
                         workers,
@@ -204,14 +243,18 @@ pub fn schedule<'a>(plan: &'a SweepPlan, existing: &[RawRow], nginx: bool) -> Sc
                 "{spec} has a fixed worker count: measured once, not once per --workers value"
             ));
         }
-        if nginx_missing && spec_runs > 0 {
+        if let (Some(why), true) = (missing, spec_runs > 0) {
             let config = RunConfig {
                 experiment: plan.experiment.clone(),
                 target: spec.to_string(),
                 workers: spec.workers(None) as u64,
                 ..RunConfig::default()
             };
-            s.skipped.push((config, spec_runs));
+            s.skipped.push(Skipped {
+                config,
+                runs: spec_runs,
+                why,
+            });
         }
     }
     for &load in &plan.loads {
@@ -384,7 +427,7 @@ mod tests {
     #[test]
     fn every_run_is_planned_with_warmups_first() {
         let p = plan();
-        let s = schedule(&p, &[], true);
+        let s = schedule(&p, &[], Installed::ALL);
         assert_eq!(s.instances.len(), 2);
         assert_eq!(s.runs(), 2 * 2 * 3);
         assert_eq!(s.order.len(), s.runs(), "every run once");
@@ -411,7 +454,7 @@ mod tests {
     #[test]
     fn round_r_of_every_instance_comes_before_round_r_plus_1_of_any() {
         let p = plan();
-        let s = schedule(&p, &[], true);
+        let s = schedule(&p, &[], Installed::ALL);
         let made = made(&s);
         // Instance 0: warm-ups and round 1, instance 1 likewise, then round
         // 2 of each, two concurrency levels per round.
@@ -430,7 +473,7 @@ mod tests {
     #[test]
     fn a_resumed_sweep_warms_up_before_its_first_missing_round() {
         let p = plan();
-        let first = schedule(&p, &[], true);
+        let first = schedule(&p, &[], Installed::ALL);
         // Round 1 of instance 0 is in raw.csv.
         let rows: Vec<RawRow> = first.instances[0]
             .runs
@@ -445,7 +488,7 @@ mod tests {
                 row
             })
             .collect();
-        let s = schedule(&p, &rows, true);
+        let s = schedule(&p, &rows, Installed::ALL);
         let made = made(&s);
         let want: Vec<(usize, u64, bool)> = [
             [(1, 1, true); 2],
@@ -467,7 +510,7 @@ mod tests {
             Load::Duration(Duration::from_secs(2)),
             Load::Requests(10),
         ];
-        let s = schedule(&p, &[], true);
+        let s = schedule(&p, &[], Installed::ALL);
         let mut loads: Vec<(u64, f64)> = s.instances[0]
             .runs
             .iter()
@@ -484,7 +527,7 @@ mod tests {
             s.notes
         );
         p.min_time = Duration::ZERO;
-        let s = schedule(&p, &[], true);
+        let s = schedule(&p, &[], Installed::ALL);
         assert!(s.instances[0]
             .runs
             .iter()
@@ -495,7 +538,7 @@ mod tests {
     #[test]
     fn recorded_runs_are_not_made_again() {
         let p = plan();
-        let first = schedule(&p, &[], true);
+        let first = schedule(&p, &[], Installed::ALL);
         let rows: Vec<RawRow> = first.instances[0]
             .runs
             .iter()
@@ -509,7 +552,7 @@ mod tests {
                 row
             })
             .collect();
-        let again = schedule(&p, &rows, true);
+        let again = schedule(&p, &rows, Installed::ALL);
         assert_eq!(again.already_done, 2);
         assert_eq!(again.runs(), first.runs() - 3);
     }
@@ -517,10 +560,32 @@ mod tests {
     #[test]
     fn missing_nginx_is_skipped_with_its_runs() {
         let p = plan();
-        let s = schedule(&p, &[], false);
+        let no_nginx = Installed {
+            nginx: false,
+            ..Installed::ALL
+        };
+        let s = schedule(&p, &[], no_nginx);
         assert_eq!(s.instances.len(), 1);
         assert_eq!(s.skipped.len(), 1);
-        assert_eq!(s.skipped[0].0.target, "nginx:workers=1");
-        assert_eq!(s.skipped[0].1, 6);
+        assert_eq!(s.skipped[0].config.target, "nginx:workers=1");
+        assert_eq!(s.skipped[0].runs, 6);
+        assert_eq!(s.skipped[0].why, crate::proc::nginx::INSTALL_HINT);
+    }
+
+    #[test]
+    fn missing_go_is_skipped_with_its_runs_and_says_golang_go() {
+        let mut p = plan();
+        p.targets.push(TargetSpec::Go { workers: None });
+        let no_go = Installed {
+            go: false,
+            ..Installed::ALL
+        };
+        let s = schedule(&p, &[], no_go);
+        assert_eq!(s.instances.len(), 2, "the model and nginx still run");
+        assert_eq!(s.skipped.len(), 1);
+        assert_eq!(s.skipped[0].config.target, "go");
+        assert_eq!(s.skipped[0].runs, 6);
+        assert!(s.skipped[0].why.contains("apt-get install golang-go"));
+        assert_eq!(schedule(&p, &[], Installed::ALL).instances.len(), 3);
     }
 }

@@ -130,9 +130,14 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
             p.repeat = 5;
             p
         }
-        // Concurrency sweep with keep-alive on and off, every model.
+        // Concurrency sweep with keep-alive on and off: every model of
+        // the registry (so `async`, Go's own model, once it is there)
+        // beside Go's net/http itself, which a machine without go skips
+        // with one line (`plan::Installed`).
         Preset::E5 => {
-            let mut p = base(preset.name(), all_models());
+            let mut targets = all_models();
+            targets.push(TargetSpec::Go { workers: None });
+            let mut p = base(preset.name(), targets);
             p.concurrency = if quick {
                 vec![1, 8, 16, 36]
             } else {
@@ -177,6 +182,17 @@ mod tests {
             }
         }
         assert_eq!(Preset::E4.sweep_plan(false).map(|p| p.repeat), Some(5));
+    }
+
+    #[test]
+    fn e5_is_every_model_beside_go_net_http() {
+        for quick in [true, false] {
+            let p = Preset::E5.sweep_plan(quick).unwrap();
+            let mut expected: Vec<TargetSpec> = Model::ALL.iter().map(|&m| model(m)).collect();
+            expected.push(TargetSpec::Go { workers: None });
+            assert_eq!(p.targets, expected);
+            assert_eq!(p.keepalive, [true, false]);
+        }
     }
 
     #[test]

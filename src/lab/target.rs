@@ -1,6 +1,7 @@
 //! What the lab measures: a built-in model in a child process, nginx with a
-//! generated config, any command with `{port}`, or a running URL. Started
-//! on a free loopback port, stopped when dropped.
+//! generated config, Go's net/http (examples/go/server.go, built once), any
+//! command with `{port}`, or a running URL. Started on a free loopback
+//! port, stopped when dropped.
 
 use std::fmt;
 use std::net::TcpListener;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use crate::net::url::HttpUrl;
 use crate::proc::child::{serve_command, ChildServer, NoAddress};
+use crate::proc::go::{self, find_go};
 use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
 use crate::results::models::Model;
@@ -41,6 +43,11 @@ pub enum TargetSpec {
     Nginx {
         workers: Option<usize>,
     },
+    /// Go's net/http: examples/go/server.go, built once and run with
+    /// `workers` as GOMAXPROCS.
+    Go {
+        workers: Option<usize>,
+    },
     /// A shell command; `{port}` is replaced by a free port.
     Cmd {
         command: String,
@@ -57,7 +64,8 @@ pub enum TargetSpec {
 impl FromStr for TargetSpec {
     type Err = String;
 
-    /// `model:NAME[:workers=N]`, `nginx[:workers=N]`, `cmd:COMMAND`, `url:http://...`.
+    /// `model:NAME[:workers=N]`, `nginx[:workers=N]`, `go[:workers=N]`,
+    /// `cmd:COMMAND`, `url:http://...`.
     fn from_str(s: &str) -> Result<Self, String> {
         let workers_opt = |rest: Option<&str>| -> Result<Option<usize>, String> {
             match rest {
@@ -77,7 +85,8 @@ impl FromStr for TargetSpec {
             TargetSpec::Model {
                 workers: Some(n), ..
             }
-            | TargetSpec::Nginx { workers: Some(n) } => t
+            | TargetSpec::Nginx { workers: Some(n) }
+            | TargetSpec::Go { workers: Some(n) } => t
                 .check_workers(n)
                 .map(|()| t)
                 .map_err(|e| format!("'{s}': {e}")),
@@ -94,6 +103,11 @@ impl FromStr for TargetSpec {
         if s == "nginx" || s.starts_with("nginx:") {
             return checked(TargetSpec::Nginx {
                 workers: workers_opt(s.strip_prefix("nginx:"))?,
+            });
+        }
+        if s == "go" || s.starts_with("go:") {
+            return checked(TargetSpec::Go {
+                workers: workers_opt(s.strip_prefix("go:"))?,
             });
         }
         if let Some(cmd) = s.strip_prefix("cmd:") {
@@ -114,7 +128,7 @@ impl FromStr for TargetSpec {
             });
         }
         Err(format!(
-            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], cmd:'COMMAND {{port}}' or url:http://...)"
+            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], go[:workers=N], cmd:'COMMAND {{port}}' or url:http://...)"
         ))
     }
 }
@@ -132,6 +146,8 @@ impl fmt::Display for TargetSpec {
             } => write!(f, "model:{model}:workers={w}"),
             TargetSpec::Nginx { workers: None } => write!(f, "nginx"),
             TargetSpec::Nginx { workers: Some(w) } => write!(f, "nginx:workers={w}"),
+            TargetSpec::Go { workers: None } => write!(f, "go"),
+            TargetSpec::Go { workers: Some(w) } => write!(f, "go:workers={w}"),
             TargetSpec::Cmd { command } => write!(f, "cmd:{command}"),
             // The server, not the path: the row's path column has that,
             // and a target keeps one name whatever it is asked for.
@@ -149,7 +165,7 @@ impl TargetSpec {
                     .or(*workers)
                     .unwrap_or_else(|| model.default_workers()),
             ),
-            TargetSpec::Nginx { workers } => {
+            TargetSpec::Nginx { workers } | TargetSpec::Go { workers } => {
                 sweep_workers.or(*workers).unwrap_or_else(crate::sys::cores)
             }
             _ => 0,
@@ -165,6 +181,9 @@ impl TargetSpec {
             TargetSpec::Nginx { .. } if n == 0 => {
                 Err("0 is too few worker processes for nginx (at least 1)".into())
             }
+            TargetSpec::Go { .. } if n == 0 => {
+                Err("0 is too few OS threads (GOMAXPROCS) for Go (at least 1)".into())
+            }
             _ => Ok(()),
         }
     }
@@ -172,7 +191,10 @@ impl TargetSpec {
     /// Whether `--workers` means anything to this target: a command or a
     /// URL runs however it was written.
     pub fn takes_workers(&self) -> bool {
-        matches!(self, TargetSpec::Model { .. } | TargetSpec::Nginx { .. })
+        matches!(
+            self,
+            TargetSpec::Model { .. } | TargetSpec::Nginx { .. } | TargetSpec::Go { .. }
+        )
     }
 
     /// The path a `url:` target names; other targets request the
@@ -259,20 +281,25 @@ impl Running {
                     _nginx: Some(n),
                 })
             }
-            TargetSpec::Cmd { command } => {
-                // The port was free when picked, but another process may
-                // bind it before the command does; then the command fails
-                // through no fault of its own and gets a fresh port.
-                let mut attempt = 1;
-                loop {
-                    match Running::start_cmd(spec, command, cpus, stop) {
-                        Err(e) if e.is::<PortTaken>() && attempt < CMD_PORT_ATTEMPTS => {
-                            attempt += 1
-                        }
-                        result => return result,
-                    }
-                }
+            TargetSpec::Go { .. } => {
+                let go = find_go().ok_or_else(|| anyhow::anyhow!(go::INSTALL_HINT))?;
+                let bin = go::build(&go, &go::cache_dir())?;
+                let threads = spec.workers(workers).to_string();
+                Running::start_cmd(spec, cpus, stop, &|port| {
+                    let mut cmd = Command::new(&bin);
+                    cmd.arg(port.to_string())
+                        .arg(&ctx.docroot)
+                        .env("GOMAXPROCS", &threads);
+                    cmd
+                })
             }
+            TargetSpec::Cmd { command } => Running::start_cmd(spec, cpus, stop, &|port| {
+                let line = command.replace("{port}", &port.to_string());
+                let mut cmd = Command::new("sh");
+                // exec: the pid we watch and signal is the server's own.
+                cmd.args(["-c", &format!("exec {line}")]);
+                cmd
+            }),
             TargetSpec::Url { base, .. } => Ok(Running {
                 base: base.clone(),
                 pid: None,
@@ -282,18 +309,34 @@ impl Running {
         }
     }
 
-    /// Starts a `cmd:` target on a port picked for it.
+    /// Starts a target that is told its port (`cmd:`, `go`): `command`
+    /// builds its command line for a port. The port was free when picked,
+    /// but another process may bind it before the target does; then the
+    /// target fails through no fault of its own and gets a fresh port.
     fn start_cmd(
         spec: &TargetSpec,
-        command: &str,
         cpus: Option<usize>,
         stop: &dyn Fn() -> bool,
+        command: &dyn Fn(u16) -> Command,
+    ) -> anyhow::Result<Running> {
+        let mut attempt = 1;
+        loop {
+            match Running::start_on_port(spec, cpus, stop, command) {
+                Err(e) if e.is::<PortTaken>() && attempt < CMD_PORT_ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    /// One attempt of `start_cmd`, on a port picked for it.
+    fn start_on_port(
+        spec: &TargetSpec,
+        cpus: Option<usize>,
+        stop: &dyn Fn() -> bool,
+        command: &dyn Fn(u16) -> Command,
     ) -> anyhow::Result<Running> {
         let port = free_port()?;
-        let line = command.replace("{port}", &port.to_string());
-        let mut cmd = Command::new("sh");
-        // exec: the pid we watch and signal is the server's own.
-        cmd.args(["-c", &format!("exec {line}")]);
+        let cmd = command(port);
         let mut p = ChildServer::spawn(cmd, cpus, Stdio::null(), STOP_GRACE)?;
         let addr = ([127, 0, 0, 1], port).into();
         match wait_accepting(addr, CMD_START_LIMIT, &mut p, stop) {

@@ -1,11 +1,13 @@
 //! Child processes and the machine they run on: one way to start and stop
 //! a server under test (own process group, death signal, stderr tail),
-//! free ports, CPU pinning, nginx, sampling a process tree from /proc, and
-//! the host's conditions around a run.
+//! free ports, CPU pinning, nginx, Go's net/http server, sampling a process
+//! tree from /proc, and the host's conditions around a run.
 
 pub mod affinity;
 pub mod child;
+pub mod go;
 pub mod host;
 pub mod monitor;
 pub mod nginx;
 pub mod ports;
+pub mod which;

@@ -25,25 +25,12 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 /// The nginx binary, if installed (Debian puts it in /usr/sbin), or the
 /// one `LOADLAB_NGINX` names.
 pub fn find_nginx() -> Option<PathBuf> {
-    // An empty value counts as unset, as it does for most variables.
-    if let Some(p) = std::env::var_os(NGINX_ENV).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        return p.is_file().then_some(p);
-    }
-    let in_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("nginx"));
-    in_path
-        .chain(
-            [
-                "/usr/sbin/nginx",
-                "/usr/local/sbin/nginx",
-                "/usr/local/nginx/sbin/nginx",
-            ]
-            .map(PathBuf::from),
-        )
-        .find(|p| p.is_file())
+    let fallbacks = [
+        "/usr/sbin/nginx",
+        "/usr/local/sbin/nginx",
+        "/usr/local/nginx/sbin/nginx",
+    ];
+    super::which::find_program(NGINX_ENV, "nginx", &fallbacks)
 }
 
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! model registry). Shared by the sweep page, summary.md and the stress
 //! page so the three say the same thing.
 
-use crate::results::models::Model;
+use crate::results::models::{Model, GO_ABOUT};
 use crate::results::presets::Preset;
 
 /// The opening of one experiment section.
@@ -93,10 +93,13 @@ transfers count as throughput.{}",
 }
 
 /// The models named by `targets` (`model:NAME`, `model:NAME:workers=4`,
-/// or a bare model name), each once, in registry order.
+/// or a bare model name), each once, in registry order, then Go's
+/// net/http when a `go` target is among them.
 fn models_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Vec<(&'static str, &'static str)> {
     let mut found: Vec<Model> = Vec::new();
+    let mut go = false;
     for t in targets {
+        go |= t == "go" || t.starts_with("go:");
         let name = t.strip_prefix("model:").unwrap_or(t);
         let name = name.split(':').next().unwrap_or(name);
         if let Ok(m) = name.parse::<Model>() {
@@ -106,10 +109,14 @@ fn models_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Vec<(&'static st
         }
     }
     found.sort_by_key(|m| *m as usize);
-    found
+    let mut about: Vec<_> = found
         .into_iter()
         .map(|m| (m.name(), m.info().about))
-        .collect()
+        .collect();
+    if go {
+        about.push(("go", GO_ABOUT));
+    }
+    about
 }
 
 #[cfg(test)]
@@ -144,5 +151,18 @@ mod tests {
         let s = stress_intro(["prefork", "external"]);
         assert_eq!(s.question, Preset::E2.question());
         assert_eq!(s.models.len(), 1);
+    }
+
+    #[test]
+    fn a_go_target_is_explained_as_go_net_http_after_the_models() {
+        // model subset: one model beside the Go server.
+        let i = intro("e5-quick", None, ["go:workers=1", "model:event-loop", "go"]);
+        let names: Vec<&str> = i.models.iter().map(|m| m.0).collect();
+        assert_eq!(names, ["event-loop", "go"]);
+        assert!(
+            i.models[1].1.starts_with("Go net/http"),
+            "{}",
+            i.models[1].1
+        );
     }
 }

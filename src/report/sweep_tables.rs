@@ -407,7 +407,7 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
     t
 }
 
-/// Targets the sweep left out (nginx not installed), with the reason;
+/// Targets the sweep left out (nginx or go not installed), with the reason;
 /// `None` when every target ran.
 pub fn skipped_targets(skipped: &[FailedRun]) -> Option<Table> {
     if skipped.is_empty() {

@@ -53,6 +53,14 @@ pub struct ModelInfo {
     pub reuseport: bool,
 }
 
+/// The `go` target's paragraph for reports: not a loadlab model but the
+/// reference report's Go server, whose M:N model the `async` model follows.
+pub const GO_ABOUT: &str = "Go net/http: the standard library's HTTP server \
+    (examples/go/server.go, built once with go build and serving the same docroot), \
+    not a loadlab model. Each connection is served on its own goroutine; Go's runtime \
+    multiplexes the goroutines over GOMAXPROCS OS threads (workers; default one per \
+    core) with a shared netpoller (epoll) and work stealing.";
+
 /// Every model, in the order the CLI, the lab and reports list them. The
 /// entry of a model sits at its variant's index (checked at compile time).
 pub const REGISTRY: &[ModelInfo] = &[

@@ -45,7 +45,8 @@ pub enum RowStatus<'a> {
     Measured,
     /// A run that could not be made (the target did not start, say).
     Failed(&'a str),
-    /// A target left out on purpose (nginx not installed): no run at all.
+    /// A target left out on purpose (nginx or go not installed): no run
+    /// at all.
     Skipped(&'a str),
 }
 

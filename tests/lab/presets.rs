@@ -102,7 +102,7 @@ fn e4_quick_preset_has_a_line_per_pool_size_and_cpu_count() {
 }
 
 #[test]
-fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
+fn e5_quick_preset_runs_every_model_and_go_with_and_without_keepalive() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("e5");
@@ -111,22 +111,27 @@ fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
     assert_eq!(code, 0, "{stderr}");
     println!("e5 --quick took {:?}", t.elapsed());
     let rows = raw::read(&out).unwrap();
+    // Go net/http beside the models (.ci/run installs go).
+    let targets = MODELS.len() + 1;
     assert_eq!(
         rows.len(),
-        MODELS.len() * 4 * 2,
-        "every model x 4 concurrency levels x keep-alive on/off"
+        targets * 4 * 2,
+        "every model and go x 4 concurrency levels x keep-alive on/off"
     );
     ok_rows(&rows);
     assert!(
         rows.iter().all(|r| r.client_cpu_pct > 0.0),
         "client CPU in every run"
     );
-    for m in MODELS {
-        let t = format!("model:{m}");
-        assert_eq!(rows.iter().filter(|r| r.target == t).count(), 8, "{m}");
-        assert!(stdout.contains(&t), "{stdout}");
+    for t in MODELS
+        .iter()
+        .map(|m| format!("model:{m}"))
+        .chain(["go".into()])
+    {
+        assert_eq!(rows.iter().filter(|r| r.target == t).count(), 8, "{t}");
+        assert!(stdout.contains(&format!("| {t} ")), "{stdout}");
     }
-    check_derived(&out, 48, &charts_of("e5-quick"));
+    check_derived(&out, targets * 8, &charts_of("e5-quick"));
 }
 
 #[test]

@@ -362,7 +362,7 @@ pub struct SweepSummary {
     pub rows: Vec<SummaryRow>,
     /// In raw.csv order.
     pub failed: Vec<FailedRun>,
-    /// Targets left out (nginx not installed), once per experiment, target
+    /// Targets left out (nginx or go not installed), once per experiment, target
     /// and reason, in raw.csv order.
     pub skipped: Vec<FailedRun>,
     /// (experiment, baseline target) for each experiment with a measured

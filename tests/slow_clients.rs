@@ -162,6 +162,26 @@ fn regression_2000_slowloris_denied_the_thread_pool_for_good() {
     slowloris_never_denies_longer_than_the_timeout(&server, "thread-pool", MANY, 6);
 }
 
+/// Regression: a slowloris at 2,000 connections denied the iterative
+/// server for good: the kernel's backlog held the connections with no
+/// clock running, and each one reached the one worker with a full header
+/// timeout ahead of it. Now the worker accepts the waiting connections
+/// whenever the one it serves stalls, so their clocks run while they wait
+/// and the expired ones are shed at once.
+#[test]
+fn regression_2000_slowloris_denied_the_iterative_server_for_good() {
+    let server = TestServer::start("iterative", &TIMEOUTS);
+    slowloris_never_denies_longer_than_the_timeout(&server, "iterative", MANY, 6);
+}
+
+/// Regression: as for the iterative server, with every prefork worker
+/// taking one full header timeout per queued slowloris connection.
+#[test]
+fn regression_2000_slowloris_denied_prefork_for_good() {
+    let server = TestServer::start("prefork", &TIMEOUTS);
+    slowloris_never_denies_longer_than_the_timeout(&server, "prefork", MANY, 6);
+}
+
 /// Regression: a connection that connected and sent nothing held a
 /// blocking model's worker for the idle timeout, and one that trickled a
 /// head for the header timeout; with every worker held, the model denied

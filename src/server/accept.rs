@@ -2,6 +2,7 @@
 //! a max-connections bound, back-off on EMFILE and friends, and closing
 //! the listener the moment shutdown begins.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
@@ -140,11 +141,8 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
             shutdown.sleep(Duration::from_millis(5));
             continue;
         }
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = stream.set_nonblocking(false);
-                return Some((stream, limit.take(), Instant::now()));
-            }
+        match accept_one(listener, limit) {
+            Ok(accepted) => return Some(accepted),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if wait(listener, shutdown, TICK) {
                     return None;
@@ -165,4 +163,45 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
             }
         }
     }
+}
+
+/// One accept(2) on a non-blocking listener: the connection blocking (its
+/// reads and writes wait, with timeouts), its slot taken, its clock
+/// started.
+fn accept_one(listener: &TcpListener, limit: &ConnLimit) -> io::Result<Accepted> {
+    let (stream, _) = listener.accept()?;
+    let _ = stream.set_nonblocking(false);
+    Ok((stream, limit.take(), Instant::now()))
+}
+
+/// Accepts every connection waiting in the listener's backlog, up to the
+/// connection limit, onto the end of `waiting`, without waiting for more;
+/// returns how many. A serial worker calls this when the connection it
+/// serves stalls: the kernel's backlog runs no clock, so a connection
+/// waiting there would reach the worker with its whole timeout ahead of
+/// it, while one accepted here is judged from now. Any error (the backlog
+/// is empty, descriptors ran out, the listener was shut) ends the round:
+/// what is left waits in the kernel for `next`, which handles each error.
+pub fn take_backlog(
+    listener: &TcpListener,
+    limit: &ConnLimit,
+    waiting: &mut VecDeque<Accepted>,
+) -> usize {
+    let mut taken = 0;
+    while !limit.is_full() {
+        match accept_one(listener, limit) {
+            Ok(accepted) => {
+                waiting.push_back(accepted);
+                taken += 1;
+            }
+            // A connection reset while queued: the next may be fine.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                ) => {}
+            Err(_) => break,
+        }
+    }
+    taken
 }

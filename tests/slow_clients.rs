@@ -1,7 +1,8 @@
 //! Slow clients (`bench --slow`, the first-byte and header timeouts): the
 //! event-driven models keep a normal client fast beside 2,000 of them;
 //! the blocking models are denied while every worker is held, but the
-//! timeouts free their workers instead of leaving them held for minutes.
+//! timeouts free their workers instead of leaving them held for minutes,
+//! and shed the slow clients that expired while they queued.
 
 mod common;
 
@@ -186,9 +187,9 @@ fn regression_2000_slowloris_denied_prefork_for_good() {
 /// blocking model's worker for the idle timeout, and one that trickled a
 /// head for the header timeout; with every worker held, the model denied
 /// everyone for as long as the attack lasted. With as many slow clients
-/// as workers (the attack that fills them; more only queue in the kernel,
-/// see docs/experiments.md e6) each worker is freed after the first-byte
-/// or header timeout and the normal client is served.
+/// as workers (the attack that fills them; the 2,000-connection tests
+/// above hold what happens to the ones that queue) each worker is freed
+/// after the first-byte or header timeout and the normal client is served.
 fn blocking_worker_is_freed_by_the_timeouts(model: &str, workers: usize) {
     let w = workers.to_string();
     let mut args = TIMEOUTS.to_vec();

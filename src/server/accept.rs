@@ -205,3 +205,30 @@ pub fn take_backlog(
     }
     taken
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Taking the backlog takes what is waiting, up to the connection
+    /// limit, stamped in arrival order, and does not wait for more.
+    #[test]
+    fn take_backlog_takes_what_waits_up_to_the_limit_without_waiting() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _clients: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        // Connected clients reach the accept queue with the handshake.
+        std::thread::sleep(Duration::from_millis(50));
+        let limit = ConnLimit::new(2);
+        let mut waiting = VecDeque::new();
+        let t0 = Instant::now();
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 2);
+        assert_eq!(limit.active(), 2);
+        assert!(waiting[0].2 <= waiting[1].2);
+        waiting.pop_front();
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 1);
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 0);
+        assert!(t0.elapsed() < TICK, "it waited");
+    }
+}

@@ -67,10 +67,14 @@ pub const REGISTRY: &[ModelInfo] = &[
     ModelInfo {
         model: Model::Iterative,
         name: "iterative",
-        about: "One thread accepts a connection and serves it to the end before it \
-            accepts the next; reads and writes block (waking every 100 ms to check \
-            deadlines and shutdown), so every other client waits in the kernel's \
-            listen queue meanwhile. A keep-alive connection is given up when another \
+        about: "One thread serves one connection at a time, to the end, in arrival \
+            order; reads and writes block (waking every 100 ms to check deadlines and \
+            shutdown), so every other client waits meanwhile in the kernel's listen \
+            queue. When the connection being served stalls (a read or write waits \
+            100 ms), the thread accepts everything in that queue into one of its own, \
+            so the waiting connections' timeouts run from then: slow clients that \
+            expired while waiting are shed at once instead of each holding the thread \
+            for a whole timeout. A keep-alive connection is given up when another \
             connection is waiting: its next response says Connection: close, and \
             an idle one is closed within 100 ms. --workers is ignored.",
         workers: Workers::One,
@@ -113,7 +117,9 @@ pub const REGISTRY: &[ModelInfo] = &[
         about: "The parent binds the listener and forks worker processes that share \
             it; each worker serves one connection at a time with blocking reads and \
             writes, as the iterative model does, so as many connections are served \
-            at once as there are workers and the rest wait in the listen queue. \
+            at once as there are workers and the rest wait in the listen queue (or, \
+            accepted there when its connection stalls, in a worker's own queue, \
+            where their timeouts run). \
             Idle workers all wait for the listener to be readable, and the one whose \
             accept succeeds serves the connection. The parent only supervises: it \
             replaces a worker that dies and removes the upload a killed worker left \

@@ -2,6 +2,7 @@
 //! a max-connections bound, back-off on EMFILE and friends, and closing
 //! the listener the moment shutdown begins.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
@@ -140,11 +141,8 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
             shutdown.sleep(Duration::from_millis(5));
             continue;
         }
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = stream.set_nonblocking(false);
-                return Some((stream, limit.take(), Instant::now()));
-            }
+        match accept_one(listener, limit) {
+            Ok(accepted) => return Some(accepted),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if wait(listener, shutdown, TICK) {
                     return None;
@@ -164,5 +162,73 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
                 shutdown.sleep(ACCEPT_BACKOFF);
             }
         }
+    }
+}
+
+/// One accept(2) on a non-blocking listener: the connection blocking (its
+/// reads and writes wait, with timeouts), its slot taken, its clock
+/// started.
+fn accept_one(listener: &TcpListener, limit: &ConnLimit) -> io::Result<Accepted> {
+    let (stream, _) = listener.accept()?;
+    let _ = stream.set_nonblocking(false);
+    Ok((stream, limit.take(), Instant::now()))
+}
+
+/// Accepts every connection waiting in the listener's backlog, up to the
+/// connection limit, onto the end of `waiting`, without waiting for more;
+/// returns how many. A serial worker calls this when the connection it
+/// serves stalls: the kernel's backlog runs no clock, so a connection
+/// waiting there would reach the worker with its whole timeout ahead of
+/// it, while one accepted here is judged from now. Any error (the backlog
+/// is empty, descriptors ran out, the listener was shut) ends the round:
+/// what is left waits in the kernel for `next`, which handles each error.
+pub fn take_backlog(
+    listener: &TcpListener,
+    limit: &ConnLimit,
+    waiting: &mut VecDeque<Accepted>,
+) -> usize {
+    let mut taken = 0;
+    while !limit.is_full() {
+        match accept_one(listener, limit) {
+            Ok(accepted) => {
+                waiting.push_back(accepted);
+                taken += 1;
+            }
+            // A connection reset while queued: the next may be fine.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                ) => {}
+            Err(_) => break,
+        }
+    }
+    taken
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Taking the backlog takes what is waiting, up to the connection
+    /// limit, stamped in arrival order, and does not wait for more.
+    #[test]
+    fn take_backlog_takes_what_waits_up_to_the_limit_without_waiting() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _clients: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        // Connected clients reach the accept queue with the handshake.
+        std::thread::sleep(Duration::from_millis(50));
+        let limit = ConnLimit::new(2);
+        let mut waiting = VecDeque::new();
+        let t0 = Instant::now();
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 2);
+        assert_eq!(limit.active(), 2);
+        assert!(waiting[0].2 <= waiting[1].2);
+        waiting.pop_front();
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 1);
+        assert_eq!(take_backlog(&listener, &limit, &mut waiting), 0);
+        assert!(t0.elapsed() < TICK, "it waited");
     }
 }

@@ -20,6 +20,13 @@ pub trait Feed {
     /// not when this one ends. The iterative model closes its listener
     /// here; models with an accepting thread of their own do nothing.
     fn stop_accepting(&self) {}
+    /// The connection being served made no progress for a tick (a silent
+    /// or trickling client, or a reader that takes nothing): a worker fed
+    /// straight from the kernel's backlog accepts what waits there now,
+    /// so those connections' clocks start instead of each reaching the
+    /// worker with its whole timeout ahead of it. Models that accept
+    /// eagerly already stamp their connections and do nothing.
+    fn stalled(&self) {}
 }
 
 /// A worker that is the only one its connection can have: a thread per
@@ -55,6 +62,12 @@ pub fn serve(
     // Deadlines wait for one read: a connection whose clock ran out in
     // the queue may have sent its request meanwhile.
     let mut read_once = false;
+    // That read does not wait when the clock has already run out: the
+    // connection is judged on what it sent while it waited, so a backlog
+    // of expired slow clients is shed at the pace of one read each, not
+    // one tick each.
+    let now = Instant::now();
+    let expired = s.deadline(now).is_some_and(|d| now >= d);
     // A read found nothing for a whole tick after shutdown began.
     let mut quiet_since_stop = false;
     let mut stop = StopClock::new(grace, feed);
@@ -90,7 +103,11 @@ pub fn serve(
         if !s.conn.wants_read() {
             continue;
         }
-        let read = stream.read(s.conn.read_buf());
+        let read = if expired && !read_once {
+            read_now(&mut stream, s.conn.read_buf())
+        } else {
+            stream.read(s.conn.read_buf())
+        };
         read_once = true;
         match read {
             Ok(0) => s.conn.feed_eof(),
@@ -103,6 +120,7 @@ pub fn serve(
                 if shutdown.is_set() && e.kind() != io::ErrorKind::Interrupted {
                     quiet_since_stop = true;
                 }
+                feed.stalled();
                 // An idle keep-alive connection yields its worker at once
                 // when another connection is waiting. A fresh connection
                 // does not: its request may be on the way.
@@ -183,10 +201,19 @@ fn flush(
                 if s.deadline(now).is_some_and(|d| now >= d) {
                     return false;
                 }
+                stop.feed.stalled();
             }
         }
     }
     true
+}
+
+/// One read that takes what has arrived and does not wait for more.
+fn read_now(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    stream.set_nonblocking(true)?;
+    let read = stream.read(buf);
+    stream.set_nonblocking(false)?;
+    read
 }
 
 fn is_timeout(e: &io::Error) -> bool {

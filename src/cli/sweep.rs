@@ -35,7 +35,7 @@ pub const INTERRUPTED_EXIT: i32 = super::exit::INTERRUPTED;
 
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
-    /// A reference experiment, e1 to e5: what each asks and how to read it
+    /// A reference experiment, e1 to e6: what each asks and how to read it
     /// is in docs/experiments.md.
     #[arg(long)]
     pub preset: Option<Preset>,

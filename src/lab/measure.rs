@@ -4,7 +4,7 @@
 //! cell's slow clients (if any) held from before the first request to
 //! after the last.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use super::record::{self, ClientUse};
@@ -25,6 +25,13 @@ use crate::results::slow::SlowAttack;
 pub const SLOW_READ_PATH: &str = "/bytes/262144";
 /// The size `SLOW_READ_PATH` names.
 pub const SLOW_READ_BYTES: usize = 262_144;
+
+/// How long slow clients are held before the measured load begins. A
+/// server answers 2,000 slow readers' requests as soon as they arrive
+/// (2,000 x 256 KiB written into socket buffers at once): measured right
+/// away, the first requests timed that burst (a 0.3-1 s stall on a busy
+/// 2-core host), not the holding the cell is about.
+pub const SLOW_SETTLE: Duration = Duration::from_secs(1);
 
 /// Bench's slow connections for a cell's attack; `None` for none.
 fn slow_kind(a: SlowAttack) -> Option<SlowKind> {
@@ -153,6 +160,12 @@ pub fn measure(
         },
         None => None,
     };
+    if slow.is_some() {
+        let until = Instant::now() + SLOW_SETTLE;
+        while Instant::now() < until && !stop() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     let monitor = running.pid.map(Monitor::start);
     let stat0 = CpuStat::read();
     let cpu0 = self_cpu();

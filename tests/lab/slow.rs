@@ -69,6 +69,11 @@ fn e6_quick_keeps_event_loop_and_reactors_fast_beside_2000_slow_clients() {
 
     let json = summary_json(&out);
     assert_eq!(json["schema"], "loadlab-summary/4");
+    let errs = crate::common::schema::validate("summary-v4.schema.json", &json);
+    assert!(
+        errs.is_empty(),
+        "summary.json against its schema: {errs:#?}"
+    );
     let confs = json["configurations"].as_array().unwrap();
     assert_eq!(confs.len(), 3 * 4);
     for t in BOUNDED {

@@ -1,8 +1,7 @@
 //! `loadlab sweep` with small counts against real targets: built-in
 //! models, nginx, Go's net/http, a foreign server started from a command,
-//! and presets;
-//! resuming, Ctrl-C, failed starts, CPU pinning, and `loadlab` with no
-//! arguments.
+//! and presets; resuming, Ctrl-C, failed starts, CPU pinning, slow clients
+//! (e6), and `loadlab` with no arguments.
 
 mod common;
 
@@ -12,6 +11,7 @@ mod lab {
     mod measurement;
     mod outputs;
     mod presets;
+    mod slow;
     pub mod support;
     mod targets;
 }

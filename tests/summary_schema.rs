@@ -1,5 +1,5 @@
 //! Holds summary.json, as `loadlab report DIR` writes it, to the
-//! checked-in JSON Schema (docs/schema/summary-v3.schema.json; validator
+//! checked-in JSON Schema (docs/schema/summary-v4.schema.json; validator
 //! in tests/common/schema.rs): a sweep with failed runs, a skipped target,
 //! non-2xx answers and a machine, and an E1 run without machine.json.
 
@@ -12,7 +12,7 @@ use common::loadlab_bin;
 use serde_json::Value;
 
 fn validate(doc: &Value) -> Vec<String> {
-    common::schema::validate("summary-v3.schema.json", doc)
+    common::schema::validate("summary-v4.schema.json", doc)
 }
 
 /// Renders a copy of a golden fixture directory and reads its summary.json.
@@ -45,7 +45,7 @@ fn summary_json_matches_the_checked_in_schema() {
         let doc = rendered(fixture);
         let errs = validate(&doc);
         assert!(errs.is_empty(), "{fixture}: {errs:#?}");
-        assert_eq!(doc["schema"], "loadlab-summary/3");
+        assert_eq!(doc["schema"], "loadlab-summary/4");
     }
     // The sweep fixture exercises the nullable fields and the statuses.
     let doc = rendered("report-sweep");

@@ -20,6 +20,7 @@ use crate::proc::go::{self, find_go};
 use crate::proc::nginx::find_nginx;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::raw::{self, RawRow};
+use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::SweepInfo;
 use crate::server::Shutdown;
 
@@ -35,7 +36,7 @@ pub const INTERRUPTED_EXIT: i32 = super::exit::INTERRUPTED;
 
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
-    /// A reference experiment, e1 to e5: what each asks and how to read it
+    /// A reference experiment, e1 to e6: what each asks and how to read it
     /// is in docs/experiments.md.
     #[arg(long)]
     pub preset: Option<Preset>,
@@ -69,6 +70,14 @@ pub struct SweepArgs {
     /// Restrict the target to this many cores (a dimension).
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<usize>,
+    /// Slow clients held beside the measured client in each cell: none,
+    /// header (slowloris), body, read, or a list, e.g. none,header,body,read
+    /// (a dimension; the none cell is what the others are compared with).
+    #[arg(long, value_delimiter = ',', value_parser = parse_slow)]
+    pub slow: Vec<SlowAttack>,
+    /// Slow connections held in a cell whose --slow is not none.
+    #[arg(long, value_name = "N")]
+    pub slow_conns: Option<usize>,
     /// Measured runs per configuration (default 3), made in interleaved
     /// rounds: round r of every target before round r+1 of any.
     #[arg(long)]
@@ -103,6 +112,10 @@ pub struct SweepArgs {
     /// such as a skipped target are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+fn parse_slow(s: &str) -> Result<SlowAttack, String> {
+    s.parse()
 }
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
@@ -220,6 +233,7 @@ impl SweepArgs {
             }
             plan.cpus = self.cpus.iter().map(|&c| Some(c)).collect();
         }
+        self.slow_into(&mut plan)?;
         if let Some(r) = self.repeat {
             if r == 0 {
                 return Err(usage("--repeat must be at least 1"));
@@ -254,6 +268,45 @@ impl SweepArgs {
         plan.threads = self.threads;
         let out = self.out.clone().unwrap_or_else(execute::default_out_dir);
         Ok((plan, out, self.quiet))
+    }
+}
+
+impl SweepArgs {
+    /// `--slow` and `--slow-conns` laid over the plan: a slow attack needs
+    /// at least one connection, the connections need an attack, and they
+    /// must fit in the open-file limit beside the largest concurrency.
+    fn slow_into(&self, plan: &mut SweepPlan) -> anyhow::Result<()> {
+        if !self.slow.is_empty() {
+            let mut seen = Vec::new();
+            for &a in &self.slow {
+                if seen.contains(&a) {
+                    return Err(usage(format!("--slow names {a} twice")));
+                }
+                seen.push(a);
+            }
+            plan.slow = seen;
+        }
+        if let Some(n) = self.slow_conns {
+            plan.slow_conns = n;
+        }
+        let attacks = plan.slow.iter().any(|a| !a.is_none());
+        match (attacks, plan.slow_conns) {
+            (true, 0) => {
+                return Err(usage(
+                    "--slow header, body or read needs --slow-conns of at least 1",
+                ))
+            }
+            (false, n) if n > 0 && self.slow_conns.is_some() => {
+                return Err(usage("--slow-conns goes with --slow header, body or read"))
+            }
+            _ => {}
+        }
+        if attacks {
+            let c = plan.concurrency.iter().copied().max().unwrap_or(0);
+            crate::bench::ensure_fd_limit(c + plan.slow_conns)
+                .map_err(|e| usage(format!("--slow-conns {}: {}", plan.slow_conns, e.0)))?;
+        }
+        Ok(())
     }
 }
 
@@ -464,4 +517,49 @@ pub fn execute(
     writeln!(stdout, "\nReport: {}", out.join("index.html").display())?;
     stdout.flush()?;
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::slow::SlowAttack::{Body, Header, None as Alone};
+
+    fn plan_of(slow: &[SlowAttack], conns: Option<usize>) -> anyhow::Result<SweepPlan> {
+        let args = SweepArgs {
+            targets: vec!["model:event-loop".into()],
+            slow: slow.to_vec(),
+            slow_conns: conns,
+            ..SweepArgs::default()
+        };
+        args.into_plan().map(|(plan, _, _)| plan)
+    }
+
+    #[test]
+    fn slow_flags_set_the_dimension_and_bad_ones_get_one_line() {
+        let plain = plan_of(&[], None).unwrap();
+        assert_eq!((plain.slow.as_slice(), plain.slow_conns), (&[Alone][..], 0));
+        let p = plan_of(&[Alone, Header, Body], Some(50)).unwrap();
+        assert_eq!(
+            (p.slow.as_slice(), p.slow_conns),
+            (&[Alone, Header, Body][..], 50)
+        );
+        assert_eq!(p.runs(), 3 * plain.runs());
+        for (slow, conns, says) in [
+            (&[Header][..], None, "needs --slow-conns"),
+            (&[Header][..], Some(0), "needs --slow-conns"),
+            (&[][..], Some(10), "goes with --slow"),
+            (&[Alone][..], Some(10), "goes with --slow"),
+            (&[Header, Header][..], Some(10), "names header twice"),
+            (&[Body][..], Some(10_000_000), "--slow-conns 10000000: "),
+        ] {
+            let e = plan_of(slow, conns).unwrap_err();
+            assert!(e.is::<UsageError>(), "{e}");
+            let text = e.to_string();
+            assert!(
+                text.contains(says) && !text.contains('\n'),
+                "{slow:?} {conns:?}: {text}"
+            );
+        }
+        assert!(parse_slow("slowloris").unwrap_err().contains("'slowloris'"));
+    }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::conditions;
-use super::measure::{measure, Placement};
+use super::measure::{measure, Placement, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Schedule, Skipped, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
@@ -118,6 +118,7 @@ pub fn run(
         .prefix("loadlab-docroot-")
         .tempdir()?;
     crate::server::handlers::write_embedded_docroot(docroot.path())?;
+    write_slow_read_file(docroot.path())?;
     let ctx = StartContext {
         exe: std::env::current_exe()?,
         docroot: docroot.path().to_path_buf(),
@@ -156,6 +157,17 @@ pub fn run(
     info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// The file a slow reader asks nginx for (the models answer the same path
+/// themselves), so every target holds the same response for it.
+fn write_slow_read_file(docroot: &Path) -> anyhow::Result<()> {
+    let path = docroot.join(SLOW_READ_PATH.trim_start_matches('/'));
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&path, vec![b'x'; SLOW_READ_BYTES])?;
+    Ok(())
 }
 
 /// When the host is sampled after the runs.

@@ -1,18 +1,47 @@
 //! One measured run: bench against a running target with the target's
 //! process tree, the load generator's threads and the CPUs both use
-//! watched, and the load generator kept off a pinned server's CPUs.
+//! watched, the load generator kept off a pinned server's CPUs, and the
+//! cell's slow clients (if any) held from before the first request to
+//! after the last.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use super::record::{self, ClientUse};
 use super::target::Running;
+use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
 use crate::proc::monitor::{self_cpu, Monitor};
 use crate::results::raw::RawRow;
+use crate::results::slow::SlowAttack;
+
+/// What a slow reader asks for: larger than a loopback socket's buffers,
+/// so a server that writes it blocking is held until the reader is done,
+/// and small enough that the models serve it from one buffer. The lab's
+/// docroot holds a file of this name, so nginx answers it too.
+pub const SLOW_READ_PATH: &str = "/bytes/262144";
+/// The size `SLOW_READ_PATH` names.
+pub const SLOW_READ_BYTES: usize = 262_144;
+
+/// How long slow clients are held before the measured load begins. A
+/// server answers 2,000 slow readers' requests as soon as they arrive
+/// (2,000 x 256 KiB written into socket buffers at once): measured right
+/// away, the first requests timed that burst (a 0.3-1 s stall on a busy
+/// 2-core host), not the holding the cell is about.
+pub const SLOW_SETTLE: Duration = Duration::from_secs(1);
+
+/// Bench's slow connections for a cell's attack; `None` for none.
+fn slow_kind(a: SlowAttack) -> Option<SlowKind> {
+    match a {
+        SlowAttack::None => None,
+        SlowAttack::Header => Some(SlowKind::Header),
+        SlowAttack::Body => Some(SlowKind::Body),
+        SlowAttack::Read => Some(SlowKind::Read),
+    }
+}
 
 /// Where a target instance and the load generator run: the CPUs the load
 /// generator is pinned to (None: wherever it may), and the CPUs both may
@@ -108,6 +137,35 @@ pub fn measure(
         warmup: None,
         variable_length: false,
     };
+    let slow_conns = run.config.slow_conns as usize;
+    if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {
+        row.set_failed(e.to_string());
+        return row;
+    }
+    // Held before the monitors start, so the connections' set-up is not
+    // in the run's figures, and all established before the first request.
+    let slow = match slow_kind(run.config.slow) {
+        Some(kind) => match SlowClients::start(SlowSpec {
+            kind,
+            conns: slow_conns,
+            addr: cfg.target.addr,
+            host: cfg.target.host_header(),
+            path: SLOW_READ_PATH.into(),
+        }) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                row.set_failed(format!("cannot start the slow connections: {e}"));
+                return row;
+            }
+        },
+        None => None,
+    };
+    if slow.is_some() {
+        let until = Instant::now() + SLOW_SETTLE;
+        while Instant::now() < until && !stop() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     let monitor = running.pid.map(Monitor::start);
     let stat0 = CpuStat::read();
     let cpu0 = self_cpu();
@@ -126,6 +184,11 @@ pub fn measure(
     let client_cpu = self_cpu() - cpu0;
     let stat1 = CpuStat::read();
     let usage = monitor.map(Monitor::finish).unwrap_or_default();
+    if let Some(s) = slow.map(SlowClients::finish) {
+        row.slow_held_at_end = s.held_at_end as u64;
+        row.slow_closed_by_server = s.closed_by_server;
+        row.slow_connect_failures = s.connect_failures;
+    }
     match result {
         Ok((r, threads)) => {
             record::fill_measured(&mut row, &r);

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::target::TargetSpec;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
+use crate::results::slow::SlowAttack;
 
 /// How much load one run applies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +56,12 @@ pub struct SweepPlan {
     pub workers: Vec<Option<usize>>,
     /// None = not restricted.
     pub cpus: Vec<Option<usize>>,
+    /// Slow-client conditions each cell is measured under (`none` alone
+    /// for a plain sweep); the none cell is what the others are paired
+    /// with.
+    pub slow: Vec<SlowAttack>,
+    /// Slow connections held during a cell whose attack is not none.
+    pub slow_conns: usize,
     /// Measured runs of every configuration, made in interleaved rounds.
     pub repeat: usize,
     /// Runs of each configuration before an instance's first measured
@@ -80,6 +87,7 @@ impl SweepPlan {
             * self.keepalive.len()
             * self.loads.len()
             * self.concurrency.len()
+            * self.slow.len()
             * (self.repeat + self.warmup_runs)
     }
 }
@@ -350,7 +358,13 @@ fn runs_to_do(
     for path in &plan.paths {
         for &keepalive in &plan.keepalive {
             for &load in &loads {
-                for &c in &plan.concurrency {
+                // Slow conditions innermost: a cell and the same client
+                // alone are made one after the other, in the same round.
+                for (c, slow) in plan
+                    .concurrency
+                    .iter()
+                    .flat_map(|&c| plan.slow.iter().map(move |&s| (c, s)))
+                {
                     let (requests, duration_s) = load.fields();
                     let config = RunConfig {
                         path: path.clone(),
@@ -358,6 +372,12 @@ fn runs_to_do(
                         requests,
                         duration_s,
                         keepalive,
+                        slow,
+                        slow_conns: if slow.is_none() {
+                            0
+                        } else {
+                            plan.slow_conns as u64
+                        },
                         ..instance.clone()
                     };
                     let run = |repeat: usize, warmup: bool| PlannedRun {
@@ -405,6 +425,8 @@ mod tests {
             paths: vec!["/".into()],
             workers: vec![None],
             cpus: vec![None],
+            slow: vec![SlowAttack::None],
+            slow_conns: 0,
             repeat: 2,
             warmup_runs: 1,
             min_time: Duration::from_secs(1),
@@ -555,6 +577,50 @@ mod tests {
         let again = schedule(&p, &rows, Installed::ALL);
         assert_eq!(again.already_done, 2);
         assert_eq!(again.runs(), first.runs() - 3);
+    }
+
+    #[test]
+    fn slow_conditions_run_innermost_and_none_holds_no_connections() {
+        let mut p = plan();
+        p.slow = vec![SlowAttack::None, SlowAttack::Header];
+        p.slow_conns = 2000;
+        p.warmup_runs = 0;
+        let s = schedule(&p, &[], true);
+        assert_eq!(s.runs(), p.runs());
+        let cells: Vec<(u64, SlowAttack, u64, u64)> = s.instances[0]
+            .runs
+            .iter()
+            .map(|r| {
+                (
+                    r.config.concurrency,
+                    r.config.slow,
+                    r.config.slow_conns,
+                    r.repeat,
+                )
+            })
+            .collect();
+        let (none, header) = (SlowAttack::None, SlowAttack::Header);
+        assert_eq!(
+            cells,
+            [
+                (1, none, 0, 1),
+                (1, none, 0, 2),
+                (1, header, 2000, 1),
+                (1, header, 2000, 2),
+                (10, none, 0, 1),
+                (10, none, 0, 2),
+                (10, header, 2000, 1),
+                (10, header, 2000, 2),
+            ]
+        );
+        // Round 1 makes each cell and its none cell one after the other.
+        let first: Vec<SlowAttack> = made(&s)
+            .iter()
+            .zip(&s.order)
+            .filter(|((i, rep, _), _)| *i == 0 && *rep == 1)
+            .map(|(_, &(i, j))| s.instances[i].runs[j].config.slow)
+            .collect();
+        assert_eq!(first, [none, header, none, header]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::plan::{Load, SweepPlan};
 use super::target::TargetSpec;
 use crate::results::models::Model;
 use crate::results::presets::Preset;
+use crate::results::slow::SlowAttack;
 
 /// Measured rounds of a plain sweep, a preset and the bare run: fewer
 /// give no interval at all (two give one as wide as the t table makes it).
@@ -19,6 +20,19 @@ pub const MIN_TIME: Duration = Duration::from_secs(1);
 /// concurrency levels, both keep-alive settings and three rounds in well
 /// under two minutes.
 pub const DEFAULT_CELL: Duration = Duration::from_millis(500);
+
+/// E6's slow connections per cell: issue 19's audit denied the blocking
+/// models completely at this many.
+pub const E6_SLOW_CONNS: usize = 2000;
+/// E6's cells: long enough for a p99 over thousands of requests and for
+/// a denied request to reach its timeout inside the cell.
+pub const E6_CELL: Duration = Duration::from_secs(3);
+/// E6 --quick's cells.
+pub const E6_QUICK_CELL: Duration = Duration::from_millis(1500);
+/// E6's per-request timeout: a normal answer takes well under 10 ms, and a
+/// request a held server never answers must end as a failure inside the
+/// cell rather than be cut off uncounted at its end.
+pub const E6_TIMEOUT: Duration = Duration::from_secs(1);
 
 fn cores() -> usize {
     crate::sys::cores()
@@ -41,6 +55,8 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         paths: vec!["/500B.html".into()],
         workers: vec![None],
         cpus: vec![None],
+        slow: vec![SlowAttack::None],
+        slow_conns: 0,
         repeat: REPEATS,
         warmup_runs: 0,
         min_time: MIN_TIME,
@@ -147,6 +163,21 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
             p.loads = vec![Load::Requests(1000)];
             p
         }
+        // A normal keep-alive client at c=1, alone and beside 2,000 slow
+        // clients of each kind, on every model and nginx.
+        Preset::E6 => {
+            let mut targets = all_models();
+            targets.push(TargetSpec::Nginx { workers: None });
+            let mut p = base(preset.name(), targets);
+            p.keepalive = vec![true];
+            p.slow = SlowAttack::ALL.to_vec();
+            p.slow_conns = E6_SLOW_CONNS;
+            let cell = if quick { E6_QUICK_CELL } else { E6_CELL };
+            p.loads = vec![Load::Duration(cell)];
+            p.min_time = cell;
+            p.timeout = E6_TIMEOUT;
+            p
+        }
         Preset::E2 => return None,
     })
 }
@@ -193,6 +224,32 @@ mod tests {
             assert_eq!(p.targets, expected);
             assert_eq!(p.keepalive, [true, false]);
         }
+    }
+
+    #[test]
+    fn e6_holds_every_slow_attack_beside_one_keepalive_client_on_every_target() {
+        let full = Preset::E6.sweep_plan(false).unwrap();
+        let quick = Preset::E6.sweep_plan(true).unwrap();
+        for p in [&full, &quick] {
+            assert_eq!(p.targets.len(), Model::ALL.len() + 1);
+            assert!(p
+                .targets
+                .iter()
+                .any(|t| matches!(t, TargetSpec::Nginx { .. })));
+            assert_eq!(p.slow, SlowAttack::ALL);
+            assert_eq!(p.slow_conns, E6_SLOW_CONNS);
+            assert_eq!(
+                (p.concurrency.as_slice(), p.keepalive.as_slice()),
+                (&[1][..], &[true][..])
+            );
+            // A denied request times out inside its cell, so it counts.
+            let Load::Duration(cell) = p.loads[0] else {
+                panic!("e6 runs time-limited cells")
+            };
+            assert!(p.timeout < cell && p.min_time == cell);
+        }
+        assert!(quick.min_time < full.min_time, "--quick has shorter cells");
+        assert_eq!(full.experiment, "e6");
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! Which target the comparisons are made against, and which of its
-//! configurations a given configuration is compared with. Pure functions
+//! Which target the comparisons are made against, which of its
+//! configurations a given configuration is compared with, and which cell
+//! without slow clients a cell beside them is paired with. Pure functions
 //! of target labels and run configurations; the ratios themselves are
 //! `stats::paired_ratio` over the rounds.
 
 use crate::results::config::RunConfig;
+use crate::results::slow::SlowAttack;
 
 /// Whether a target label names nginx (`nginx`, `nginx:workers=2`).
 fn is_nginx(target: &str) -> bool {
@@ -83,6 +85,26 @@ pub fn counterpart(keys: &[&RunConfig], k: &RunConfig, baseline: &str) -> Option
             [one] => Some(*one),
             _ => None,
         })
+}
+
+/// The configuration of the same client with no slow clients held.
+pub fn without_slow(k: &RunConfig) -> RunConfig {
+    RunConfig {
+        slow: SlowAttack::None,
+        slow_conns: 0,
+        ..k.clone()
+    }
+}
+
+/// The index in `keys` of the cell a slow-client cell `k` is paired with:
+/// the same everything, with no slow clients. None for a cell that has
+/// none itself, or whose none cell was not measured.
+pub fn alone(keys: &[&RunConfig], k: &RunConfig) -> Option<usize> {
+    if k.slow.is_none() {
+        return None;
+    }
+    let base = without_slow(k);
+    keys.iter().position(|c| **c == base)
 }
 
 #[cfg(test)]

@@ -303,6 +303,9 @@ fn spec(
             if v.load {
                 q.push_str(&format!(" {}", k.load_label()));
             }
+            if v.slow {
+                q.push_str(&format!(" slow={}", k.slow.label(k.slow_conns)));
+            }
             let label = format!("{}{q}", k.target);
             let xv = XDim::of(k, x);
             let Some(p) = point(c, m, &label, x_name, xv) else {

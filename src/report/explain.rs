@@ -53,6 +53,12 @@ use should help only while threads wait on IO."
             " The two panels show what keep-alive saves: the gap between them \
 is the cost of a new connection per request."
         }
+        Some(Preset::E6) => {
+            " One client at c=1 throughout: the slow-clients table sets each \
+cell's p99 and failures beside the same client with no slow clients, in the same \
+rounds. A blocking model that is denied shows it there, as timeouts and failed \
+requests, rather than ending the sweep."
+        }
         None => {
             " Server CPU per request separates servers even where requests/s cannot \
 (a client-bound cell shows every server at the client's rate)."

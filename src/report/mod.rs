@@ -13,6 +13,7 @@ pub mod findings;
 pub mod num;
 pub mod page;
 pub mod plot;
+pub mod slow;
 pub mod stats;
 pub mod stress;
 pub mod stress_charts;
@@ -44,7 +45,10 @@ pub const CHARTS_DIR: &str = "charts";
 /// interval, each configuration has a `status`, a paired ratio to the
 /// baseline, server CPU and context switches per request, and the file
 /// carries the `baselines` and the `findings`.
-pub const SUMMARY_SCHEMA: &str = "loadlab-summary/3";
+/// 4: configurations are also told apart by slow clients (`slow`,
+/// `slow_conns`), and a cell beside slow clients carries the same
+/// client's p99 and failures alone (`no_slow_p99_ms`, `no_slow_failed`).
+pub const SUMMARY_SCHEMA: &str = "loadlab-summary/4";
 
 /// What a results directory holds to render from.
 #[derive(Debug, Clone)]

@@ -28,7 +28,8 @@ fn sections<'a>(s: &'a SweepSummary, charts: &'a [Chart]) -> Vec<Section<'a>> {
     s.experiments
         .iter()
         .map(|exp| {
-            let mut details: Vec<Table> = sweep_tables::windows(s, exp).into_iter().collect();
+            let mut details: Vec<Table> = super::slow::table(s, exp).into_iter().collect();
+            details.extend(sweep_tables::windows(s, exp));
             if e1::applies(exp) {
                 details.extend(e1::tables(s, exp));
             }

@@ -109,6 +109,9 @@ impl KeyCols {
         if self.v.load {
             h.push(("load", Right));
         }
+        if self.v.slow {
+            h.push(("slow clients", Left));
+        }
         h.push(("c", Right));
         h
     }
@@ -133,6 +136,9 @@ impl KeyCols {
                 (true, 0) => format!("t={}s", k.duration_s),
                 (true, n) => format!("n={n}"),
             });
+        }
+        if self.v.slow {
+            c.push(k.slow.label(k.slow_conns));
         }
         c.push(if self.terse {
             format!("c={}", k.concurrency)
@@ -160,6 +166,10 @@ impl KeyCols {
         }
         if !self.v.load {
             parts.push(format!("load {}", k.load_label()));
+        }
+        // Named only when there were some: most sweeps hold none.
+        if !self.v.slow && !k.slow.is_none() {
+            parts.push(format!("slow clients {}", k.slow.label(k.slow_conns)));
         }
         parts.join(", ")
     }
@@ -363,33 +373,33 @@ pub fn windows(s: &SweepSummary, experiment: &str) -> Option<Table> {
     Some(t)
 }
 
-/// Every run that could not be made, warm-up or not.
+/// Every run that could not be made, warm-up or not; the slow clients
+/// are a column only when some run had them.
 pub fn failed_runs(failed: &[FailedRun]) -> Table {
-    let mut t = Table::new(
-        "failed-runs",
-        "Failed runs",
-        &[
-            ("run", Right),
-            ("experiment", Left),
-            ("target", Left),
-            ("workers", Right),
-            ("cpus", Right),
-            ("path", Left),
-            ("keep-alive", Left),
-            ("load", Right),
-            ("c", Right),
-            ("repeat", Right),
-            ("warm-up", Left),
-            ("error", Left),
-        ],
-    );
+    let slow = failed.iter().any(|f| !f.slow.is_none());
+    let mut cols = vec![
+        ("run", Right),
+        ("experiment", Left),
+        ("target", Left),
+        ("workers", Right),
+        ("cpus", Right),
+        ("path", Left),
+        ("keep-alive", Left),
+        ("load", Right),
+        ("c", Right),
+    ];
+    if slow {
+        cols.push(("slow clients", Left));
+    }
+    cols.extend([("repeat", Right), ("warm-up", Left), ("error", Left)]);
+    let mut t = Table::new("failed-runs", "Failed runs", &cols);
     t.note = Some(if failed.is_empty() {
         "No run failed.".into()
     } else {
         "Runs that could not be made; they are not in any mean above.".into()
     });
     for f in failed {
-        t.push(vec![
+        let mut row = vec![
             f.run_id.to_string(),
             f.experiment.clone(),
             f.target.clone(),
@@ -399,10 +409,16 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
             on_off(f.keepalive).into(),
             crate::results::config::load_label(f.requests, f.duration_s),
             f.concurrency.to_string(),
+        ];
+        if slow {
+            row.push(f.slow.label(f.slow_conns));
+        }
+        row.extend([
             f.repeat.to_string(),
             if f.warmup { "yes" } else { "no" }.into(),
             f.error.clone(),
         ]);
+        t.push(row);
     }
     t
 }

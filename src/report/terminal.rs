@@ -1,9 +1,10 @@
 //! What a sweep prints on the terminal when it ends: one line per
 //! configuration with its requests/s and interval, the ratio to the
-//! baseline, the server's cost per request and the status, through the
-//! one table writer; then the runs that could not be made, and the
-//! findings.
+//! baseline (with p99 and failures beside slow clients), the server's cost
+//! per request and the status, through the one table writer; then the
+//! runs that could not be made, and the findings.
 
+use super::num::fixed;
 use super::sweep_tables::{per_request, ratio_cell, rps_cell, status_cell, KeyCols};
 use super::table::{Align, Table};
 use super::Inputs;
@@ -20,6 +21,11 @@ pub fn sweep_table(inputs: &Inputs) -> String {
         cols.push(("experiment", Align::Left));
     }
     cols.extend(kc.headers());
+    // Beside slow clients the question is the client's tail and failures.
+    let slow = s.groups.iter().any(|g| !g.key.slow.is_none());
+    if slow {
+        cols.extend([("p99 ms", Align::Right), ("failed", Align::Right)]);
+    }
     cols.extend([
         ("requests/s", Align::Right),
         ("vs baseline", Align::Right),
@@ -34,6 +40,14 @@ pub fn sweep_table(inputs: &Inputs) -> String {
             line.push(g.key.experiment.clone());
         }
         line.extend(kc.cells(&g.key));
+        if slow {
+            // No answer at all: there is no latency to show.
+            let p99 = match r.ok_responses + r.non_2xx {
+                0 => "–".to_string(),
+                _ => fixed(r.p99_ms_mean, 3),
+            };
+            line.extend([p99, r.failed.to_string()]);
+        }
         line.extend([
             rps_cell(r),
             ratio_cell(r),

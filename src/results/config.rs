@@ -1,9 +1,9 @@
 //! The run configuration: the one list of fields that say what a run
 //! measured (experiment, target, workers, CPUs, path, concurrency, load,
-//! keep-alive). Every record that carries a configuration (raw.csv rows,
-//! summary rows, failed runs) gets these fields from `with_run_config!`,
-//! so adding a sweep dimension is an edit to the list below, not to each
-//! record.
+//! keep-alive, slow clients). Every record that carries a configuration
+//! (raw.csv rows, summary rows, failed runs) gets these fields from
+//! `with_run_config!`, so adding a sweep dimension is an edit to the list
+//! below, not to each record.
 
 use std::hash::{Hash, Hasher};
 
@@ -34,6 +34,11 @@ macro_rules! with_run_config {
             /// Seconds per run when time-limited; 0 otherwise.
             duration_s: f64,
             keepalive: bool,
+            /// Slow clients held beside the measured client during the
+            /// run: none, header, body or read.
+            slow: $crate::results::slow::SlowAttack,
+            /// How many slow connections were held; 0 with `slow` none.
+            slow_conns: u64,
         ] }
     };
     (
@@ -123,7 +128,7 @@ macro_rules! key_part_by_value {
     )*};
 }
 
-key_part_by_value!(String, u64, bool);
+key_part_by_value!(String, u64, bool, crate::results::slow::SlowAttack);
 
 impl KeyPart for f64 {
     fn same(&self, other: &Self) -> bool {

@@ -8,6 +8,7 @@ pub mod files;
 pub mod models;
 pub mod presets;
 pub mod raw;
+pub mod slow;
 pub mod stress;
 pub mod sweep_info;
 pub mod whole;

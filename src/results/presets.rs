@@ -23,13 +23,21 @@ pub enum Preset {
     E3,
     E4,
     E5,
+    E6,
 }
 
 /// Appended to a preset's name in the `experiment` column by `--quick`.
 const QUICK_SUFFIX: &str = "-quick";
 
 impl Preset {
-    pub const ALL: [Preset; 5] = [Preset::E1, Preset::E2, Preset::E3, Preset::E4, Preset::E5];
+    pub const ALL: [Preset; 6] = [
+        Preset::E1,
+        Preset::E2,
+        Preset::E3,
+        Preset::E4,
+        Preset::E5,
+        Preset::E6,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -38,6 +46,7 @@ impl Preset {
             Preset::E3 => "e3",
             Preset::E4 => "e4",
             Preset::E5 => "e5",
+            Preset::E6 => "e6",
         }
     }
 
@@ -56,6 +65,7 @@ impl Preset {
             Preset::E3 => "With ten thousand clients at once, how do event-driven servers compare with nginx in time per request, CPU and memory?",
             Preset::E4 => "How does a thread pool's size interact with the cores the server may use?",
             Preset::E5 => "How do requests/s and latency change with concurrency, with keep-alive on and off?",
+            Preset::E6 => "While 2,000 slow clients (slowloris, slow bodies, slow readers) are held, what happens to a normal client's p99 and failures on each model?",
         }
     }
 
@@ -115,6 +125,6 @@ mod tests {
         assert!("e9"
             .parse::<Preset>()
             .unwrap_err()
-            .contains("e1, e2, e3, e4, e5"));
+            .contains("e1, e2, e3, e4, e5, e6"));
     }
 }

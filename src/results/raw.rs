@@ -136,6 +136,14 @@ crate::with_run_config! {
     /// The CPUs client and server shared were at least 90 % busy: the run
     /// measured the pair, not the server.
     pub cpu_saturated: bool,
+    /// Slow connections open when the run ended (0 without slow clients):
+    /// fewer than `slow_conns` means the server shed some.
+    pub slow_held_at_end: u64,
+    /// Times the server closed a slow connection during the run (each was
+    /// opened again).
+    pub slow_closed_by_server: u64,
+    /// Slow connection attempts that failed (refused, no descriptors).
+    pub slow_connect_failures: u64,
     pub error: String,
 }
 }

@@ -1,5 +1,5 @@
-//! The presets E1-E5 in their quick form, parsing every preset, and
-//! `loadlab` with no arguments.
+//! The presets E1-E5 in their quick form (E6 is in slow.rs), parsing
+//! every preset, and `loadlab` with no arguments.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -259,6 +259,16 @@ fn every_preset_parses_and_bad_input_is_rejected() {
         &["-T", "model:event-loop", "--quick"][..],
         &["-T", "model:event-loop", "--baseline", "nginx"][..],
         &["-T", "model:event-loop", "--min-time", "soon"][..],
+        &["-T", "model:event-loop", "--slow", "slowloris"][..],
+        &[
+            "-T",
+            "model:event-loop",
+            "--slow",
+            "header",
+            "--slow-conns",
+            "0",
+        ][..],
+        &["-T", "model:event-loop", "--slow-conns", "5"][..],
         &["--preset", "e2", "-T", "model:event-loop"][..],
         &["--preset", "e2", "--concurrency", "5", "--repeat", "2"][..],
         &[][..],

@@ -87,7 +87,7 @@ pub fn summary_json(dir: &Path) -> Value {
 pub fn check_derived(dir: &Path, configs: usize, charts: &[impl AsRef<str>]) {
     let files = derived(dir);
     let json = summary_json(dir);
-    assert_eq!(json["schema"], "loadlab-summary/3");
+    assert_eq!(json["schema"], "loadlab-summary/4");
     assert!(json["machine"]["cores"].as_u64().is_some_and(|c| c > 0));
     let confs = json["configurations"].as_array().expect("configurations");
     assert_eq!(confs.len(), configs, "summary.json configurations");

@@ -186,7 +186,7 @@ fn report_writes_every_file_with_the_right_numbers() {
 
     // summary.json against the independent computation.
     let json: Value = serde_json::from_slice(&files[Path::new("summary.json")]).expect("json");
-    assert_eq!(json["schema"], "loadlab-summary/3");
+    assert_eq!(json["schema"], "loadlab-summary/4");
     assert_eq!(json["machine"]["hostname"], "testhost");
     let configs = json["configurations"].as_array().expect("configurations");
     let want = expectations(&rows);

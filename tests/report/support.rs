@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use loadlab::results::raw::{self, Machine, RawRow};
+use loadlab::results::slow::SlowAttack;
 
 pub fn loadlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))
@@ -69,6 +70,8 @@ fn row(id: u64, c: &Cfg, repeat: u64, warmup: bool, error: &str) -> RawRow {
         requests: 1000,
         duration_s: 0.0,
         keepalive: c.keepalive,
+        slow: SlowAttack::None,
+        slow_conns: 0,
         repeat,
         warmup,
         time_taken_s: z(1000.0 / rps.max(1.0)),
@@ -123,6 +126,9 @@ fn row(id: u64, c: &Cfg, repeat: u64, warmup: bool, error: &str) -> RawRow {
         shared_cpu_busy_pct: 0.0,
         client_bound: false,
         cpu_saturated: false,
+        slow_held_at_end: 0,
+        slow_closed_by_server: 0,
+        slow_connect_failures: 0,
         error: error.into(),
     }
 }

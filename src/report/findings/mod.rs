@@ -34,6 +34,8 @@ pub enum Kind {
     Noisy,
     /// Cells shorter than 100 ms: their CPU figures are rough.
     CpuRough,
+    /// What slow clients did to a target's client, beside it alone.
+    SlowClients,
     BusyHost,
     /// Nothing can be concluded, and why.
     Nothing,
@@ -65,6 +67,10 @@ pub fn findings(
     out.extend(knees(&cells, &words));
     let concluded = !out.is_empty();
     out.extend(latency(&cells, &words));
+    out.extend(super::slow::sentences(s).into_iter().map(|text| Finding {
+        kind: Kind::SlowClients,
+        text,
+    }));
     out.extend(flagged(s, &cells, &words));
     out.extend(busy_host(info, machine));
     if !concluded {
@@ -152,6 +158,9 @@ impl Words {
         }
         if v.load {
             parts.push(k.load_label());
+        }
+        if v.slow {
+            parts.push(format!("slow clients {}", k.slow.label(k.slow_conns)));
         }
         if with_c {
             parts.push(format!("c={}", k.concurrency));

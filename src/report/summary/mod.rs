@@ -181,6 +181,10 @@ crate::with_run_config! {
     /// Summed, not averaged: a failure in any repeat must show.
     pub failed: u64,
     pub non_2xx: u64,
+    /// Beside slow clients: the same client's p99 and failed requests
+    /// with none (its `none` cell); empty otherwise.
+    pub no_slow_p99_ms: Option<f64>,
+    pub no_slow_failed: Option<u64>,
     pub server_cpu_pct_mean: f64,
     pub server_cpu_pct_sd: f64,
     pub server_rss_peak_kb_mean: f64,
@@ -464,9 +468,18 @@ pub fn summarize_against(raw: &[RawRow], wanted: Option<&str>) -> SweepSummary {
             k.requests,
             k.duration_us(),
             k.concurrency,
+            (k.slow, k.slow_conns),
         )
     });
     let mut rows: Vec<SummaryRow> = groups.iter().map(SummaryRow::of).collect();
+    // Beside slow clients: the same client's figures alone.
+    let keys: Vec<&RunConfig> = groups.iter().map(|g| &g.key).collect();
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(j) = baseline::alone(&keys, k) {
+            (rows[i].no_slow_p99_ms, rows[i].no_slow_failed) =
+                (Some(rows[j].p99_ms_mean), Some(rows[j].failed));
+        }
+    }
     let baselines = compare(&experiments.order, &groups, &mut rows, wanted);
     SweepSummary {
         experiments: experiments.order,
@@ -550,6 +563,8 @@ pub struct Varies {
     /// Requests or duration per run.
     pub load: bool,
     pub concurrency: bool,
+    /// The slow clients held beside the client (attack or count).
+    pub slow: bool,
 }
 
 impl Varies {
@@ -567,6 +582,7 @@ impl Varies {
                     v.keepalive |= f.keepalive != k.keepalive;
                     v.load |= (f.requests, f.duration_us()) != (k.requests, k.duration_us());
                     v.concurrency |= f.concurrency != k.concurrency;
+                    v.slow |= (f.slow, f.slow_conns) != (k.slow, k.slow_conns);
                 }
             }
         }

@@ -180,8 +180,8 @@ fn regression_2000_slowloris_denied_the_iterative_server_for_good() {
     many_slow_clients_never_deny_longer_than_the_timeout("iterative", "header");
 }
 
-/// Regression: as for the iterative server, with every prefork worker
-/// taking one full header timeout per queued slowloris connection.
+/// Regression: as for the one-worker server above, with every prefork
+/// worker taking one full header timeout per queued slowloris connection.
 #[test]
 fn regression_2000_slowloris_denied_prefork_for_good() {
     many_slow_clients_never_deny_longer_than_the_timeout("prefork", "header");
@@ -251,8 +251,8 @@ fn regression_2000_slow_bodies_denied_the_iterative_server_for_good() {
     many_slow_clients_never_deny_longer_than_the_timeout("iterative", "body");
 }
 
-/// Regression: as for the iterative server, every prefork worker held 30 s
-/// by each slow body it took.
+/// Regression: as for the one-worker server above, every prefork worker
+/// held 30 s by each slow body it took.
 #[test]
 fn regression_2000_slow_bodies_denied_prefork_for_good() {
     many_slow_clients_never_deny_longer_than_the_timeout("prefork", "body");

@@ -112,12 +112,13 @@ const TIMEOUTS: [&str; 6] = [
 /// retransmission), the 100 ms read tick, and a busy host.
 const MARGIN: Duration = Duration::from_secs(4);
 
-/// `n` slowloris connections held for `secs` beside a client at c=1: it
-/// completes requests, none fails, and none waits longer than the 1 s
-/// header timeout plus MARGIN.
-fn slowloris_never_denies_longer_than_the_timeout(
+/// `n` slow connections of `kind` (`bench --slow`) held for `secs` beside
+/// a client at c=1: it completes requests, none fails, and none waits
+/// longer than the 1 s header timeout plus MARGIN.
+fn slow_clients_never_deny_longer_than_the_timeout(
     server: &TestServer,
     model: &str,
+    kind: &str,
     n: usize,
     secs: u32,
 ) {
@@ -130,26 +131,32 @@ fn slowloris_never_denies_longer_than_the_timeout(
         "-s",
         "30",
         "--slow",
-        "header",
+        kind,
         "--slow-conns",
         &n,
     ];
     let (r, stderr) = bench(&args, &server.url("/500B.html"));
     let max = r["latency_ms"]["max"].as_f64().unwrap_or(f64::INFINITY);
     eprintln!(
-        "{model}: {} complete, max {max} ms; {}",
+        "{model} --slow {kind}: {} complete, max {max} ms; {}",
         count(&r, "complete"),
         stderr.trim()
     );
     assert!(
         count(&r, "complete") > 0,
-        "{model} denied for the whole run"
+        "{model} denied for the whole run by slow {kind}s"
     );
-    assert_eq!(count(&r, "failed"), 0, "{model}");
+    assert_eq!(count(&r, "failed"), 0, "{model} --slow {kind}");
     assert!(
         max < (Duration::from_secs(1) + MARGIN).as_secs_f64() * 1000.0,
-        "{model}: a request waited {max} ms"
+        "{model} --slow {kind}: a request waited {max} ms"
     );
+}
+
+/// `MANY` slow clients of `kind` for 6 s against `model` with 1 s timeouts.
+fn many_slow_clients_never_deny_longer_than_the_timeout(model: &str, kind: &str) {
+    let server = TestServer::start(model, &TIMEOUTS);
+    slow_clients_never_deny_longer_than_the_timeout(&server, model, kind, MANY, 6);
 }
 
 /// Regression: a slowloris at 2,000 connections denied a thread pool for
@@ -159,8 +166,7 @@ fn slowloris_never_denies_longer_than_the_timeout(
 /// waits at most about one header timeout.
 #[test]
 fn regression_2000_slowloris_denied_the_thread_pool_for_good() {
-    let server = TestServer::start("thread-pool", &TIMEOUTS);
-    slowloris_never_denies_longer_than_the_timeout(&server, "thread-pool", MANY, 6);
+    many_slow_clients_never_deny_longer_than_the_timeout("thread-pool", "header");
 }
 
 /// Regression: a slowloris at 2,000 connections denied the iterative
@@ -171,16 +177,14 @@ fn regression_2000_slowloris_denied_the_thread_pool_for_good() {
 /// and the expired ones are shed at once.
 #[test]
 fn regression_2000_slowloris_denied_the_iterative_server_for_good() {
-    let server = TestServer::start("iterative", &TIMEOUTS);
-    slowloris_never_denies_longer_than_the_timeout(&server, "iterative", MANY, 6);
+    many_slow_clients_never_deny_longer_than_the_timeout("iterative", "header");
 }
 
-/// Regression: as for the iterative server, with every prefork worker
-/// taking one full header timeout per queued slowloris connection.
+/// Regression: as for the one-worker server above, with every prefork
+/// worker taking one full header timeout per queued slowloris connection.
 #[test]
 fn regression_2000_slowloris_denied_prefork_for_good() {
-    let server = TestServer::start("prefork", &TIMEOUTS);
-    slowloris_never_denies_longer_than_the_timeout(&server, "prefork", MANY, 6);
+    many_slow_clients_never_deny_longer_than_the_timeout("prefork", "header");
 }
 
 /// Regression: a connection that connected and sent nothing held a
@@ -216,7 +220,7 @@ fn blocking_worker_is_freed_by_the_timeouts(model: &str, workers: usize) {
         );
     }
     // Slowloris connections, one per worker, held (and reopened) by bench.
-    slowloris_never_denies_longer_than_the_timeout(&server, model, workers, 4);
+    slow_clients_never_deny_longer_than_the_timeout(&server, model, "header", workers, 4);
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest);
 }
@@ -234,4 +238,85 @@ fn regression_slow_clients_held_prefork_workers_past_the_timeouts() {
 #[test]
 fn regression_slow_clients_held_thread_pool_workers_past_the_timeouts() {
     blocking_worker_is_freed_by_the_timeouts("thread-pool", 2);
+}
+
+/// Regression: 2,000 slow bodies (a complete head, then a byte a second)
+/// denied the iterative server for good: the body's minimum rate was
+/// first judged a whole 30 s window after the worker read its head, so
+/// each held the one worker for 30 s. Now a body averages the minimum
+/// rate after a grace of one header timeout, counted from acceptance, so
+/// one holds the worker about that long and the queued ones are shed.
+#[test]
+fn regression_2000_slow_bodies_denied_the_iterative_server_for_good() {
+    many_slow_clients_never_deny_longer_than_the_timeout("iterative", "body");
+}
+
+/// Regression: as for the one-worker server above, every prefork worker
+/// held 30 s by each slow body it took.
+#[test]
+fn regression_2000_slow_bodies_denied_prefork_for_good() {
+    many_slow_clients_never_deny_longer_than_the_timeout("prefork", "body");
+}
+
+/// Regression: as for the iterative server, every pool thread held 30 s by
+/// each slow body it took from the queue.
+#[test]
+fn regression_2000_slow_bodies_denied_the_thread_pool_for_good() {
+    many_slow_clients_never_deny_longer_than_the_timeout("thread-pool", "body");
+}
+
+/// A real upload, far above the minimum rate, that queued for the
+/// iterative server's one worker behind a slow body is not cut when the
+/// worker reaches it: its age is past the grace, and the one read the
+/// worker makes holds a few KiB, but the bytes waiting in its socket
+/// count. The minimum rate is raised to 5,000 B/s so that one read's
+/// worth would not cover a few seconds' wait on its own.
+#[test]
+fn an_upload_that_queued_behind_a_slow_body_is_not_cut() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    let mut args = TIMEOUTS.to_vec();
+    args.extend([
+        "--min-body-rate",
+        "5000",
+        "--files",
+        files.to_str().unwrap(),
+    ]);
+    let server = TestServer::start("iterative", &args);
+    // The slow body: 15,000 bytes earn it 3 s at 5,000 B/s beyond the 1 s
+    // grace, then nothing more comes; it holds the worker about 4 s.
+    let mut slow = server.connect();
+    let mut raw = b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n".to_vec();
+    raw.extend_from_slice(&[b'x'; 15_000]);
+    slow.write_all(&raw).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let body: Vec<u8> = (0..4_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let src = dir.path().join("up.bin");
+    std::fs::write(&src, &body).unwrap();
+    let t0 = Instant::now();
+    let out = tool("curl")
+        .args(["-s", "-m", "30", "-w", "\n%{http_code}", "-T"])
+        .arg(&src)
+        .arg(server.url("/files/up.bin"))
+        .output()
+        .unwrap();
+    let waited = t0.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (json, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    assert_eq!(code, "201", "the queued upload was answered {code}: {json}");
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let sha: String = Sha256::digest(&body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(v["sha256"], sha);
+    assert!(
+        waited > Duration::from_secs(2),
+        "the upload did not queue behind the slow body ({waited:?})"
+    );
+    let r = read_response(&mut slow, false).unwrap();
+    assert_eq!(r.status, 408, "the slow body");
 }

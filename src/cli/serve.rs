@@ -69,7 +69,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub body_timeout: Duration,
     /// Bytes per second a request body must average over each
-    /// --body-timeout (0: only the pause is bounded).
+    /// --body-timeout, and from the start of its request (a connection's
+    /// first: from accept) after a grace of --header-timeout (0: only the
+    /// pause is bounded).
     #[arg(long, default_value_t = crate::http::limits::MIN_RATE, value_name = "BYTES_PER_S")]
     pub min_body_rate: u64,
     /// Window over which a client must take a response at --min-send-rate

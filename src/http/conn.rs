@@ -201,6 +201,11 @@ impl ServerConn {
         &mut self.buf[self.end..]
     }
 
+    /// Bytes received and not yet decoded.
+    pub fn buffered(&self) -> usize {
+        self.end - self.start
+    }
+
     /// Records that `n` bytes were written into `read_buf`.
     pub fn filled(&mut self, n: usize) {
         self.end = (self.end + n).min(self.buf.len());

@@ -70,7 +70,8 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// A body must arrive at `min_body_rate` over every window this long.
     pub body_timeout: Duration,
-    /// Bytes per second a body must average over each `body_timeout`.
+    /// Bytes per second a body must average over each `body_timeout`, and
+    /// over its request's whole life after a grace of `header_timeout`.
     pub min_body_rate: u64,
     /// A response must be taken at `min_send_rate` over every window this
     /// long.

@@ -87,6 +87,11 @@ impl RequestHead {
         std::str::from_utf8(&self.raw[r.clone()]).unwrap_or("")
     }
 
+    /// How many bytes the head took on the wire.
+    pub fn wire_len(&self) -> u64 {
+        self.raw.len() as u64
+    }
+
     /// The request target exactly as sent.
     pub fn target(&self) -> &str {
         self.text(&self.target)

@@ -3,11 +3,13 @@
 
 use std::io::{self, Read};
 use std::net::{Shutdown as NetShutdown, TcpStream};
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use super::handlers::App;
 use super::session::Session;
 use super::shutdown::{Shutdown, TICK};
+use super::sockopt;
 use crate::http::{Limits, Phase};
 
 /// What a blocking worker asks of whatever feeds it connections.
@@ -76,8 +78,7 @@ pub fn serve(
         // Deadlines are checked after every read, not only when a read
         // times out: a client trickling a byte every few milliseconds never
         // lets a read time out and would hold this worker for ever.
-        let now = Instant::now();
-        if read_once && s.deadline(now).is_some_and(|d| now >= d) {
+        if read_once && expired_now(&mut s, &stream) {
             s.on_timeout();
         }
         if !flush(&mut stream, &mut s, shutdown, &mut stop) || s.is_done() {
@@ -135,6 +136,22 @@ pub fn serve(
         let _ = stream.shutdown(NetShutdown::Write);
         drain_before_close(&mut stream);
     }
+}
+
+/// Whether the connection's deadline has passed. A body is judged on its
+/// average rate counting what waits unread in the socket: an upload that
+/// queued for this worker filled its receive buffer meanwhile, and is not
+/// cut for bytes this worker has yet to read.
+fn expired_now(s: &mut Session, stream: &TcpStream) -> bool {
+    let now = Instant::now();
+    if !s.deadline(now).is_some_and(|d| now >= d) {
+        return false;
+    }
+    if s.conn.phase() != Phase::Body {
+        return true;
+    }
+    s.note_unread(sockopt::unread(stream.as_fd()));
+    s.deadline(now).is_some_and(|d| now >= d)
 }
 
 /// Decodes and answers what the input holds, running the handlers'

@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod blocking;
 mod config;
+mod deadlines;
 pub mod handlers;
 mod listen;
 pub mod models;

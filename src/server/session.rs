@@ -9,8 +9,9 @@
 //! (`complete`). While it waits no read deadline runs (the server, not the
 //! client, is the slow party); the models' shutdown grace still bounds it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::deadlines::{header_allowance, Pace, RateWindow};
 use super::handlers::{route, Action, App, Body, BodySink, Reply, Response};
 use super::outq::OutQueue;
 use super::task::{Task, TaskDone};
@@ -66,59 +67,23 @@ pub struct Session {
     head_bytes: u64,
     /// The body being read must keep up with `min_body_rate`.
     body: RateWindow,
+    /// When the connection was accepted: its first request is judged from
+    /// then.
+    accepted: Instant,
+    /// No request head has been decoded yet.
+    first_request: bool,
+    /// The request whose body is being read, and its bytes so far, held to
+    /// `min_body_rate` on average after a grace of `header_timeout`.
+    pace: Option<Pace>,
+    /// Bytes the model saw waiting in the socket, unread (`note_unread`).
+    unread: u64,
+    /// When the task that is out began, so its time is not the client's.
+    waiting_since: Option<Instant>,
     /// Queued output must be taken at `min_send_rate`; None while nothing
     /// is queued.
     send: Option<RateWindow>,
     /// Output still queued when last looked at, to see progress.
     queued: u64,
-}
-
-/// Bytes moved since a window began. A transfer keeps up if every window
-/// of the timeout's length moves at least rate x timeout bytes: when one
-/// has, the next begins. So a slow peer cannot bank credit from a fast
-/// start (a first write that fills the socket buffers, say), and a pause
-/// as long as the window ends the transfer.
-#[derive(Debug, Clone, Copy)]
-struct RateWindow {
-    since: Instant,
-    bytes: u64,
-}
-
-impl RateWindow {
-    fn new(now: Instant) -> Self {
-        RateWindow {
-            since: now,
-            bytes: 0,
-        }
-    }
-
-    fn add(&mut self, now: Instant, n: u64, window: Duration, rate: u64) {
-        self.bytes += n;
-        if self.bytes >= owed(window, rate) {
-            *self = RateWindow::new(now);
-        }
-    }
-
-    fn deadline(&self, window: Duration) -> Instant {
-        self.since + window
-    }
-}
-
-/// Bytes a window of this length must move at `rate` bytes per second.
-fn owed(window: Duration, rate: u64) -> u64 {
-    ((window.as_secs_f64() * rate as f64).ceil() as u64).max(1)
-}
-
-/// Time a request head gets: `base`, plus a second for every `rate` bytes
-/// received, up to `max` (mod_reqtimeout's `header=20-40,MinRate=500`).
-/// A legitimate head on a slow link keeps arriving and gets longer; a
-/// slowloris trickle earns next to nothing.
-pub fn header_allowance(base: Duration, max: Duration, rate: u64, bytes: u64) -> Duration {
-    if rate == 0 {
-        return base;
-    }
-    let earned = Duration::from_secs_f64(bytes as f64 / rate as f64);
-    (base + earned).min(max.max(base))
 }
 
 impl Session {
@@ -143,6 +108,11 @@ impl Session {
             phase_since: now,
             head_bytes: 0,
             body: RateWindow::new(now),
+            accepted: now,
+            first_request: true,
+            pace: None,
+            unread: 0,
+            waiting_since: None,
             send: None,
             queued: 0,
         }
@@ -161,6 +131,7 @@ impl Session {
                 Event::Head(head) => {
                     self.head_only = head.is_head();
                     let has_body = head.body != BodyLength::Empty;
+                    self.start_pace(&head, has_body);
                     let reply = match route(app, &head) {
                         Action::Respond(resp) => Reply::Ready(resp),
                         Action::Defer(job) => Reply::Defer(job),
@@ -201,29 +172,36 @@ impl Session {
                         }
                     }
                 }
-                Event::Data(chunk) => match &mut self.pending {
-                    Some(Pending::Sink(sink)) => match sink.data(chunk) {
-                        Err(resp) => {
-                            self.pending = None;
-                            self.respond(resp.closing());
-                        }
-                        Ok(()) => {
-                            if let Some(step) = sink.take_step() {
-                                self.wait_for(Task::Step(step));
+                Event::Data(chunk) => {
+                    if let Some(p) = &mut self.pace {
+                        p.add(chunk.len() as u64);
+                    }
+                    match &mut self.pending {
+                        Some(Pending::Sink(sink)) => match sink.data(chunk) {
+                            Err(resp) => {
+                                self.pending = None;
+                                self.respond(resp.closing());
                             }
-                        }
-                    },
-                    Some(Pending::Echo(echo)) => match echo.chunked {
-                        Some(chunked) => self.out.encode(|b| encode_streamed(b, chunk, chunked)),
-                        None => {
-                            echo.held.extend_from_slice(chunk);
-                            if echo.held.len() > ECHO_HOLD {
-                                self.stream_echo();
+                            Ok(()) => {
+                                if let Some(step) = sink.take_step() {
+                                    self.wait_for(Task::Step(step));
+                                }
                             }
-                        }
-                    },
-                    Some(Pending::Discard(_)) | None => {}
-                },
+                        },
+                        Some(Pending::Echo(echo)) => match echo.chunked {
+                            Some(chunked) => {
+                                self.out.encode(|b| encode_streamed(b, chunk, chunked))
+                            }
+                            None => {
+                                echo.held.extend_from_slice(chunk);
+                                if echo.held.len() > ECHO_HOLD {
+                                    self.stream_echo();
+                                }
+                            }
+                        },
+                        Some(Pending::Discard(_)) | None => {}
+                    }
+                }
                 Event::End => {
                     let reply = match self.pending.take() {
                         Some(Pending::Sink(sink)) => sink.finish(),
@@ -254,6 +232,18 @@ impl Session {
                 Event::NeedData | Event::Paused | Event::Closed => break,
             }
         }
+    }
+
+    /// A request's body is judged from when the request began: the
+    /// connection's first from its acceptance (so a slow body that queued
+    /// for a worker has used its grace there), later ones from now. Its
+    /// head's bytes count: they arrived in that time too.
+    fn start_pace(&mut self, head: &RequestHead, has_body: bool) {
+        let first = std::mem::take(&mut self.first_request);
+        self.pace = has_body.then(|| {
+            let since = if first { self.accepted } else { Instant::now() };
+            Pace::new(since, head.wire_len())
+        });
     }
 
     /// Bounds the request body to `max` bytes: a declared length past it
@@ -302,6 +292,7 @@ impl Session {
     fn wait_for(&mut self, task: Task) {
         self.task = Some(task);
         self.waiting = true;
+        self.waiting_since = Some(Instant::now());
     }
 
     /// The blocking work the handlers left, for the model to run (at most
@@ -318,10 +309,17 @@ impl Session {
         if !std::mem::take(&mut self.waiting) || self.finished {
             return;
         }
+        let began = self.waiting_since.take();
         match done {
             TaskDone::Answer(resp) => self.respond(resp),
-            // The body's clock restarts: the wait was the server's.
-            TaskDone::Step(Ok(())) => self.body = RateWindow::new(Instant::now()),
+            // The body's clocks leave the wait out: it was the server's.
+            TaskDone::Step(Ok(())) => {
+                let now = Instant::now();
+                self.body = RateWindow::new(now);
+                if let (Some(p), Some(began)) = (&mut self.pace, began) {
+                    p.pause(now.saturating_duration_since(began));
+                }
+            }
             TaskDone::Step(Err(resp)) => {
                 // Dropping the sink aborts an upload, leaving nothing.
                 self.pending = None;
@@ -367,6 +365,7 @@ impl Session {
 
     /// Records that `n` bytes arrived (before they are processed).
     pub fn on_read(&mut self, now: Instant, n: usize) {
+        self.unread = 0;
         self.observe(now);
         let l = self.conn.limits();
         match self.phase {
@@ -376,6 +375,15 @@ impl Session {
                 .add(now, n as u64, l.body_timeout, l.min_body_rate),
             _ => {}
         }
+    }
+
+    /// Records that `n` bytes wait unread in the socket (FIONREAD), for a
+    /// body judged on its average rate: an upload that queued for a worker
+    /// has filled its receive buffer meanwhile, and those bytes were sent
+    /// in time even though this worker had not read them. Good until the
+    /// next read.
+    pub fn note_unread(&mut self, n: u64) {
+        self.unread = n;
     }
 
     /// Records that output made progress.
@@ -421,6 +429,9 @@ impl Session {
     ///   not the last, so a trickle cannot hold the slot;
     /// - a body and a response move at least `min_body_rate` and
     ///   `min_send_rate` over every `body_timeout` and `send_timeout`;
+    /// - a request with a body averages `min_body_rate` from its start (the
+    ///   first: from acceptance) after a grace of `header_timeout`, so a
+    ///   slow body frees a blocking worker about as soon as a slow head;
     /// - a keep-alive connection idles at most `idle_timeout`.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
         self.observe(now);
@@ -443,7 +454,14 @@ impl Session {
                         self.head_bytes,
                     ),
             ),
-            Phase::Body => Some(self.body.deadline(l.body_timeout)),
+            Phase::Body => {
+                let window = self.body.deadline(l.body_timeout);
+                let unread = self.conn.buffered() as u64 + self.unread;
+                let pace = self
+                    .pace
+                    .and_then(|p| p.deadline(l.header_timeout, l.min_body_rate, unread));
+                Some(pace.map_or(window, |p| p.min(window)))
+            }
             Phase::Respond | Phase::Closed => None,
         }
     }
@@ -465,132 +483,4 @@ impl Session {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Read;
-    use std::os::unix::net::UnixStream;
-
-    const S: Duration = Duration::from_secs(1);
-
-    fn limits() -> Limits {
-        Limits {
-            first_byte_timeout: 3 * S,
-            header_timeout: 10 * S,
-            header_timeout_max: 20 * S,
-            min_header_rate: 500,
-            idle_timeout: 5 * S,
-            body_timeout: 30 * S,
-            min_body_rate: 500,
-            send_timeout: 30 * S,
-            min_send_rate: 500,
-            ..Limits::default()
-        }
-    }
-
-    fn app() -> App {
-        App::new(None, None, 1 << 20).unwrap()
-    }
-
-    /// A session accepted at `t0` that has read `request` and acted on it.
-    fn started(t0: Instant, request: &[u8]) -> Session {
-        let mut s = Session::accepted_at(limits(), t0);
-        arrive(&mut s, t0, request);
-        s.process(&app());
-        s
-    }
-
-    /// Bytes arriving at `at`, as a model records them.
-    fn arrive(s: &mut Session, at: Instant, bytes: &[u8]) {
-        s.conn.feed(bytes);
-        s.on_read(at, bytes.len());
-    }
-
-    #[test]
-    fn header_allowance_grows_at_the_rate_up_to_the_cap() {
-        let a = |bytes| header_allowance(10 * S, 20 * S, 500, bytes);
-        assert_eq!(a(0), 10 * S);
-        assert_eq!(a(2500), 15 * S);
-        assert_eq!(a(1 << 20), 20 * S);
-        // No rate: no extension; a cap below the base does not cut it.
-        assert_eq!(header_allowance(10 * S, 20 * S, 0, 1 << 20), 10 * S);
-        assert_eq!(header_allowance(10 * S, S, 500, 1 << 20), 10 * S);
-    }
-
-    #[test]
-    fn a_new_connection_gets_the_first_byte_timeout_from_acceptance() {
-        let t0 = Instant::now();
-        let mut s = Session::accepted_at(limits(), t0);
-        // Checked later (it waited in a queue): still from acceptance.
-        assert_eq!(s.deadline(t0 + 2 * S), Some(t0 + 3 * S));
-    }
-
-    #[test]
-    fn the_first_head_is_timed_from_acceptance_and_earns_time_by_rate() {
-        let t0 = Instant::now();
-        let mut s = Session::accepted_at(limits(), t0);
-        s.deadline(t0);
-        arrive(&mut s, t0 + 2 * S, b"GET / HTTP/1.1\r\n");
-        let base = t0 + 10 * S;
-        let d = s.deadline(t0 + 2 * S).unwrap();
-        assert!(d > base && d < base + S, "{:?}", d - t0);
-        // 5,000 bytes more earn ten seconds, up to the 20 s cap.
-        arrive(&mut s, t0 + 3 * S, &[b'x'; 5000]);
-        assert_eq!(s.deadline(t0 + 3 * S), Some(t0 + 20 * S));
-    }
-
-    #[test]
-    fn after_a_response_the_idle_and_next_head_clocks_start_fresh() {
-        let t0 = Instant::now();
-        let mut s = started(t0, b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n");
-        let (mut a, _b) = UnixStream::pair().unwrap();
-        assert!(s.out.write_to(&mut a).unwrap());
-        let t1 = t0 + 4 * S;
-        assert_eq!(s.deadline(t1), Some(t1 + 5 * S), "idle keep-alive");
-        arrive(&mut s, t1 + S, b"G");
-        let d = s.deadline(t1 + S).unwrap();
-        assert!(d >= t1 + 11 * S && d < t1 + 12 * S, "{:?}", d - t1);
-    }
-
-    #[test]
-    fn a_body_must_average_the_minimum_rate_over_each_window() {
-        let t0 = Instant::now();
-        let app = app();
-        let mut s = started(
-            t0,
-            b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n",
-        );
-        assert_eq!(s.deadline(t0), Some(t0 + 30 * S));
-        // A byte now and then does not move the window: the slow-body
-        // attack ends 30 s after the body began.
-        for i in 1..20 {
-            arrive(&mut s, t0 + i * S, b"x");
-            s.process(&app);
-            assert_eq!(s.deadline(t0 + i * S), Some(t0 + 30 * S));
-        }
-        // 15,000 bytes (500 B/s x 30 s) open the next window.
-        arrive(&mut s, t0 + 25 * S, &[b'x'; 15_000]);
-        s.process(&app);
-        assert_eq!(s.deadline(t0 + 25 * S), Some(t0 + 55 * S));
-    }
-
-    #[test]
-    fn a_reader_must_take_the_response_at_the_minimum_rate() {
-        let t0 = Instant::now();
-        let mut s = started(t0, b"GET /bytes/8000000 HTTP/1.1\r\nHost: t\r\n\r\n");
-        assert_eq!(s.deadline(t0), Some(t0 + 30 * S), "output queued");
-        let (mut a, mut b) = UnixStream::pair().unwrap();
-        a.set_nonblocking(true).unwrap();
-        // The first write fills the socket buffer: more than one window's
-        // due, so the next window starts, but no more credit is banked.
-        let _ = s.out.write_to(&mut a);
-        assert!(!s.out.is_empty());
-        assert_eq!(s.deadline(t0 + S), Some(t0 + 31 * S));
-        // The reader then takes a little at a time: the window stays.
-        let mut buf = [0u8; 100];
-        for i in 2..10 {
-            b.read_exact(&mut buf).unwrap();
-            let _ = s.out.write_to(&mut a);
-            assert_eq!(s.deadline(t0 + i * S), Some(t0 + 31 * S));
-        }
-    }
-}
+mod tests;

@@ -20,6 +20,7 @@ pub enum Model {
     Prefork,
     EventLoop,
     Reactors,
+    Async,
 }
 
 /// What a model does with `--workers`.
@@ -147,6 +148,24 @@ pub const REGISTRY: &[ModelInfo] = &[
             per_core: 1,
         },
         reuseport: true,
+    },
+    ModelInfo {
+        model: Model::Async,
+        name: "async",
+        about: "A tokio multi-thread runtime (Go's M:N model): --workers threads share \
+            one epoll and one listener, and every accepted connection becomes a \
+            task that reads and writes its non-blocking socket until it would block, \
+            then waits for the socket, its deadline or shutdown. A task is not tied \
+            to a thread: an idle worker steals ready tasks from a busy one's queue. \
+            A task yields to the others after 16 reads in a row. Blocking file work \
+            (upload writes, fsync, hashing) runs on at most 4 blocking threads \
+            while the task waits, so no worker waits on the disk.",
+        workers: Workers::Counted {
+            unit: "worker threads",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: false,
     },
 ];
 

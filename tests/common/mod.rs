@@ -26,7 +26,8 @@ macro_rules! per_model {
             thread_pool,
             prefork,
             event_loop,
-            reactors
+            reactors,
+            r#async
         ] [$($group),*]);
     };
     (@models [$($m:ident),*] $groups:tt) => {

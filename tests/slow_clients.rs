@@ -102,6 +102,11 @@ fn async_keeps_a_normal_client_fast_beside_2000_slow_connections() {
     event_driven_model_keeps_the_normal_client_fast("async");
 }
 
+#[test]
+fn async_local_keeps_a_normal_client_fast_beside_2000_slow_connections() {
+    event_driven_model_keeps_the_normal_client_fast("async-local");
+}
+
 /// Short timeouts, so the tests below take seconds.
 const TIMEOUTS: [&str; 6] = [
     "--first-byte-timeout",

@@ -21,6 +21,7 @@ pub enum Model {
     EventLoop,
     Reactors,
     Async,
+    AsyncLocal,
 }
 
 /// What a model does with `--workers`.
@@ -166,6 +167,23 @@ pub const REGISTRY: &[ModelInfo] = &[
             per_core: 1,
         },
         reuseport: false,
+    },
+    ModelInfo {
+        model: Model::AsyncLocal,
+        name: "async-local",
+        about: "The async model's tasks on one single-threaded tokio runtime per \
+            --workers thread, each runtime with a listener of its own bound to the \
+            same port with SO_REUSEPORT (the reactors' layout): the kernel assigns \
+            each connection to a runtime, and its task never leaves that thread, so \
+            nothing is stolen and nothing is shared, and a busy runtime is not \
+            relieved by an idle one. Each runtime has an equal share of \
+            --max-connections and its own 4 blocking threads for file work.",
+        workers: Workers::Counted {
+            unit: "runtimes",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: true,
     },
 ];
 

@@ -27,7 +27,8 @@ macro_rules! per_model {
             prefork,
             event_loop,
             reactors,
-            r#async
+            r#async,
+            async_local
         ] [$($group),*]);
     };
     (@models [$($m:ident),*] $groups:tt) => {

@@ -2,6 +2,8 @@
 //! listener and one task per connection, each driving a `Session` over its
 //! non-blocking socket (Go's M:N model). Blocking file work runs on the
 //! runtime's blocking threads, so no worker thread waits on the disk.
+//! Also `async-local`: the same tasks on one single-threaded runtime per
+//! worker, each with its own SO_REUSEPORT listener.
 
 use std::cell::{Cell, RefCell};
 use std::future::{pending, poll_fn, Future};
@@ -20,6 +22,7 @@ use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::event_loop::{READS_PER_TURN, SCRATCH};
+use super::reactors::{on_threads, reuseport_listeners};
 use crate::http::{Limits, Phase};
 use crate::server::accept::{is_transient, ConnLimit, ConnSlot, ACCEPT_BACKOFF};
 use crate::server::handlers::{App, Response};
@@ -44,6 +47,9 @@ const FULL_RETRY: Duration = Duration::from_millis(5);
 /// How long a connection closed with request bytes unread keeps reading
 /// (and dropping) them, so the close does not reset the response away.
 const LINGER: Duration = Duration::from_millis(50);
+/// How often a draining `async-local` runtime looks at its connection count
+/// (as `wait_drained` does for the others).
+const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 thread_local! {
     /// Each worker's read buffer for connections between requests, so an
@@ -69,17 +75,15 @@ pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         // Registering with the runtime's epoll needs its context.
         let _in = rt.enter();
         let listener = TcpListener::from_std(listener)?;
-        let shared = Arc::new(Shared {
-            app: Arc::clone(&cfg.app),
-            limits: cfg.limits.clone(),
-            stop: Stop::new(shutdown),
-            jobs: AtomicUsize::new(0),
-        });
         // The acceptor is a task on a worker, not the main thread, so a
         // connection's task starts on the worker that accepted it (tokio
         // runs a task spawned by a worker next, on that worker) instead of
         // being handed across threads.
-        let acceptor = rt.spawn(accept_loop(listener, shared, limit.clone()));
+        let acceptor = rt.spawn(accept_loop(
+            listener,
+            Shared::new(cfg, shutdown),
+            limit.clone(),
+        ));
         rt.block_on(acceptor)
     };
     // The listener is closed: clients arriving now are refused at once
@@ -89,6 +93,53 @@ pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     // grace period bounds the exit.
     rt.shutdown_background();
     accepted.map_err(|e| anyhow::anyhow!("async: the acceptor failed: {e}"))
+}
+
+/// The `async-local` model: one single-threaded runtime per worker thread,
+/// each with its own SO_REUSEPORT listener, so tasks never move between
+/// threads and nothing is stolen (the reactors' layout, with tasks).
+pub fn run_local(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let n = cfg.workers.max(1);
+    let listeners = reuseport_listeners(listener, n, cfg, "async-local")?;
+    let per_runtime = (cfg.max_connections / n).max(1);
+    on_threads(listeners, "async-local", "runtime", shutdown, |l| {
+        serve_local(l, cfg, per_runtime, shutdown)
+    })
+}
+
+/// One `async-local` thread: its runtime serves its listener until
+/// shutdown, then drains its connections within the grace period.
+fn serve_local(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    max_conns: usize,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name("async-local")
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("async-local: cannot start a runtime: {e}"))?;
+    listener.set_nonblocking(true)?;
+    let limit = ConnLimit::new(max_conns);
+    let served = rt.block_on(async {
+        let listener = TcpListener::from_std(listener)?;
+        accept_loop(listener, Shared::new(cfg, shutdown), limit.clone()).await;
+        // This thread is the runtime: it must keep running it while the
+        // connections drain.
+        let until = Instant::now() + cfg.shutdown_grace;
+        while limit.active() > 0 && Instant::now() < until {
+            tokio::time::sleep(DRAIN_POLL).await;
+        }
+        anyhow::Ok(())
+    });
+    rt.shutdown_background();
+    served
 }
 
 /// What every connection's task shares.
@@ -106,6 +157,18 @@ struct Shared {
 struct Stop {
     shutdown: Shutdown,
     wake: Option<AsyncFd<OwnedFd>>,
+}
+
+impl Shared {
+    /// Needs the runtime's context (to register the shutdown descriptor).
+    fn new(cfg: &ServerConfig, shutdown: &Shutdown) -> Arc<Shared> {
+        Arc::new(Shared {
+            app: Arc::clone(&cfg.app),
+            limits: cfg.limits.clone(),
+            stop: Stop::new(shutdown),
+            jobs: AtomicUsize::new(0),
+        })
+    }
 }
 
 impl Stop {

@@ -36,6 +36,7 @@ pub fn run(
         Model::EventLoop => event_loop::run,
         Model::Reactors => reactors::run,
         Model::Async => async_tasks::run,
+        Model::AsyncLocal => async_tasks::run_local,
     };
     ready(cfg.workers)?;
     run(listener, cfg, shutdown)
@@ -65,5 +66,6 @@ mod tests {
         assert!(about(Model::Async).contains(&reads));
         let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
         assert!(about(Model::Async).contains(&blocking));
+        assert!(about(Model::AsyncLocal).contains(&blocking));
     }
 }

@@ -286,6 +286,19 @@ fn regression_sha256_stalled_the_reactors() {
     assert_hashing_leaves_the_loop_free("reactors", &["--workers", "2"], 8);
 }
 
+/// The async model with one worker thread: hashing runs on a blocking
+/// thread, never on the worker that serves every other connection.
+#[test]
+fn sha256_leaves_the_async_worker_free() {
+    assert_hashing_leaves_the_loop_free("async", &["--workers", "1"], 3);
+}
+
+/// Likewise an upload's block writes, fsync and rename.
+#[test]
+fn a_large_upload_leaves_the_async_worker_free() {
+    assert_uploads_leave_the_loop_free("async", &["--workers", "1"]);
+}
+
 /// event-loop wrote each 1 MiB block of an upload on its thread, and
 /// waited for the disk and the hashing thread there: a 500 MB PUT took an
 /// unrelated client's max latency to 290 ms (219-346 ms here).

@@ -73,6 +73,7 @@ http { access_log off; sendfile on; tcp_nodelay on; keepalive_requests 100000000
   server { listen 127.0.0.1:$PORT backlog=65535 $deferred; root $work/root; } }
 CONF
       taskset -c 0 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$work/ng" -c "$work/ng/nginx.conf" -e "$work/ng/error.log" & ;;
+    go) GOMAXPROCS=1 taskset -c 0 "$work/go/server" "$PORT" "$work/root" >/dev/null 2>&1 & ;;
     *)
       local w=1 model=${name%-nodefer} opt=()
       [ "$name" = thread-pool ] && w=8
@@ -139,6 +140,17 @@ report_steal() {
 # The references, then every model in the registry's order.
 mapfile -t MODELS < <("$BIN/loadlab" serve --list-models | cut -f1)
 SERVERS=(floor nginx "${MODELS[@]}")
+# Go's net/http (examples/go/server.go) with GOMAXPROCS=1, built once here
+# (issue 20: async with 1 worker against it, by server CPU per request).
+if (want 1 || want 2) && command -v go >/dev/null; then
+  mkdir -p "$work/go"
+  (cd "$work/go" && go build -o server "$OLDPWD/examples/go/server.go") && SERVERS+=(go)
+elif want 1 || want 2; then
+  echo "go is not installed: no Go net/http row"
+fi
+# PERF_SERVERS="floor nginx async go" measures only those (floor and
+# nginx are the ratios' references and must be among them).
+[ -n "${PERF_SERVERS:-}" ] && read -r -a SERVERS <<< "$PERF_SERVERS"
 # Without keep-alive, also both servers listening without TCP_DEFER_ACCEPT
 # (every other row has it on both sides), to show what it is worth.
 NODEFER=(nginx-nodefer reactors-nodefer)
@@ -157,6 +169,9 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
+# Every round's numbers, kept beside the tables (docs/PERFORMANCE.md
+# records them): round, keep-alive, server, client, req/s, p99 ms, CPU %.
+cp "$work/rows" "$OUT/servers-rounds.txt"
 python3 - "$work/rows" "${SERVERS[@]}" <<'PY' | tee "$OUT/servers.txt"
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
@@ -182,6 +197,17 @@ for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: 
         print(f"| {s} | {med(s, 'wrk', 0):.0f} | {med(s, 'wrk', 1):.2f} | {med(s, 'loadlab', 0):.0f} | {med(s, 'loadlab', 1):.2f} "
               f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} "
               f"| {med(s, 'wrk', 2):.0f} | {med(s, 'wrk', 3):.0f} | {us:.1f} |")
+    # model subset: issue 20's two questions, async (1 worker) against Go
+    # with GOMAXPROCS=1 (target: at most 0.7 x its server CPU per request)
+    # and async-local against async; medians of per-round ratios, wrk load.
+    for a, b, note in (("async", "go", "; target <= 0.70"), ("async-local", "async", "")):
+        if a in servers and b in servers:
+            cpu = lambda r, s: d[(r, ka, s, "wrk")][2] / (d[(r, ka, s, "wrk")][0] or 1)
+            rs = [cpu(r, a) / (cpu(r, b) or 1) for r in rounds]
+            rps = [d[(r, ka, a, "wrk")][0] / (d[(r, ka, b, "wrk")][0] or 1) for r in rounds]
+            print(f"\n{a} vs {b}: server CPU per request {st.median(rs):.2f} x "
+                  f"(rounds {min(rs):.2f}-{max(rs):.2f}{note}), requests/s {st.median(rps):.2f} x "
+                  f"(rounds {min(rps):.2f}-{max(rps):.2f})")
 PY
 fi
 

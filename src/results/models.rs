@@ -20,6 +20,8 @@ pub enum Model {
     Prefork,
     EventLoop,
     Reactors,
+    Async,
+    AsyncLocal,
 }
 
 /// What a model does with `--workers`.
@@ -157,6 +159,41 @@ pub const REGISTRY: &[ModelInfo] = &[
             event-loop model does, with an equal share of --max-connections.",
         workers: Workers::Counted {
             unit: "event loops",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: true,
+    },
+    ModelInfo {
+        model: Model::Async,
+        name: "async",
+        about: "A tokio multi-thread runtime (Go's M:N model): --workers threads share \
+            one epoll and one listener, and every accepted connection becomes a \
+            task that reads and writes its non-blocking socket until it would block, \
+            then waits for the socket, its deadline or shutdown. A task is not tied \
+            to a thread: an idle worker steals ready tasks from a busy one's queue. \
+            A task yields to the others after 16 reads in a row. Blocking file work \
+            (upload writes, fsync, hashing) runs on at most 4 blocking threads \
+            while the task waits, so no worker waits on the disk.",
+        workers: Workers::Counted {
+            unit: "worker threads",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: false,
+    },
+    ModelInfo {
+        model: Model::AsyncLocal,
+        name: "async-local",
+        about: "The async model's tasks on one single-threaded tokio runtime per \
+            --workers thread, each runtime with a listener of its own bound to the \
+            same port with SO_REUSEPORT (the reactors' layout): the kernel assigns \
+            each connection to a runtime, and its task never leaves that thread, so \
+            nothing is stolen and nothing is shared, and a busy runtime is not \
+            relieved by an idle one. Each runtime has an equal share of \
+            --max-connections and its own 4 blocking threads for file work.",
+        workers: Workers::Counted {
+            unit: "runtimes",
             min: 1,
             per_core: 1,
         },

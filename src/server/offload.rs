@@ -81,8 +81,9 @@ impl Offload {
     }
 }
 
-/// The answer to a job the pool cannot take now.
-fn busy() -> Response {
+/// The answer to a job the pool cannot take now (also the async model's,
+/// past the same bound).
+pub(crate) fn busy() -> Response {
     Response::error(503).header("Retry-After", "1")
 }
 
@@ -109,7 +110,7 @@ fn work(rx: &Mutex<Receiver<Queued>>) {
 
 /// Gives this thread OFFLOAD_NICE. Best effort: without the permission
 /// (or on an unusual kernel) jobs run at normal priority, still correct.
-fn lower_priority() {
+pub(crate) fn lower_priority() {
     let tid = nix::unistd::gettid().as_raw() as libc::id_t;
     // SAFETY: setpriority only reads its integer arguments; on Linux the
     // nice value is per thread, and `tid` is this thread's id.

@@ -131,10 +131,20 @@ fn five_thousand_concurrent_connections() {
 
 #[test]
 fn ten_thousand_concurrent_connections() {
-    // E3: c = 10,000 against one event loop. The machine's open-file limit
-    // (20,000) leaves room for the client and the server, each its own
-    // process.
-    let server = TestServer::start("event-loop", &[]);
+    // E3: c = 10,000 against one event loop.
+    ten_thousand_concurrent_connections_on("event-loop", &[]);
+}
+
+#[test]
+fn ten_thousand_concurrent_connections_async() {
+    // 10,000 tasks on the default worker threads.
+    ten_thousand_concurrent_connections_on("async", &[]);
+}
+
+/// The machine's open-file limit (20,000) leaves room for the client and
+/// the server, each its own process.
+fn ten_thousand_concurrent_connections_on(model: &str, args: &[&str]) {
+    let server = TestServer::start(model, args);
     let r = bench_json(&["-n", "10000", "-c", "10000", &server.url("/500B.html")]);
     assert_eq!(u(&r, "/complete"), 10_000);
     assert_eq!(u(&r, "/failed"), 0, "{}", r["errors"]);

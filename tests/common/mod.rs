@@ -26,7 +26,9 @@ macro_rules! per_model {
             thread_pool,
             prefork,
             event_loop,
-            reactors
+            reactors,
+            r#async,
+            async_local
         ] [$($group),*]);
     };
     (@models [$($m:ident),*] $groups:tt) => {

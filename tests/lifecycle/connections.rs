@@ -120,6 +120,16 @@ fn max_connections_queues_the_rest_reactors() {
     max_connections_queues_the_rest("reactors", &["--workers", "1"]);
 }
 
+#[test]
+fn max_connections_queues_the_rest_async() {
+    max_connections_queues_the_rest("async", &["--workers", "1"]);
+}
+
+#[test]
+fn max_connections_queues_the_rest_async_local() {
+    max_connections_queues_the_rest("async-local", &["--workers", "1"]);
+}
+
 fn max_connections_queues_the_rest(model: &str, extra: &[&str]) {
     let mut args = vec!["--max-connections", "2"];
     args.extend_from_slice(extra);

@@ -3,6 +3,7 @@
 //! how it is described and its worker rules live in the registry
 //! (`results::models`); this module maps each registry entry to its `run`.
 
+pub mod async_tasks;
 pub mod event_loop;
 pub mod iterative;
 pub mod prefork;
@@ -34,6 +35,8 @@ pub fn run(
         Model::Prefork => prefork::run,
         Model::EventLoop => event_loop::run,
         Model::Reactors => reactors::run,
+        Model::Async => async_tasks::run,
+        Model::AsyncLocal => async_tasks::run_local,
     };
     ready(cfg.workers)?;
     run(listener, cfg, shutdown)
@@ -59,5 +62,10 @@ mod tests {
         assert!(about(Model::EventLoop).contains(&reads));
         let scratch = format!("{} KiB", super::event_loop::SCRATCH / 1024);
         assert!(about(Model::EventLoop).contains(&scratch));
+        let reads = format!("{} reads", super::event_loop::READS_PER_TURN);
+        assert!(about(Model::Async).contains(&reads));
+        let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
+        assert!(about(Model::Async).contains(&blocking));
+        assert!(about(Model::AsyncLocal).contains(&blocking));
     }
 }

@@ -1,0 +1,570 @@
+//! The `async` model: a tokio multi-thread (work-stealing) runtime with one
+//! listener and one task per connection, each driving a `Session` over its
+//! non-blocking socket (Go's M:N model). Blocking file work runs on the
+//! runtime's blocking threads, so no worker thread waits on the disk.
+//! Also `async-local`: the same tasks on one single-threaded runtime per
+//! worker, each with its own SO_REUSEPORT listener.
+
+use std::cell::{Cell, RefCell};
+use std::future::{pending, poll_fn, Future};
+use std::io::{self, Read, Write};
+use std::net::TcpListener as StdListener;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use socket2::SockRef;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+use tokio::net::{TcpListener, TcpStream};
+
+use super::event_loop::{READS_PER_TURN, SCRATCH};
+use super::reactors::{on_threads, reuseport_listeners};
+use crate::http::{Limits, Phase};
+use crate::server::accept::{is_transient, ConnLimit, ConnSlot, ACCEPT_BACKOFF};
+use crate::server::handlers::{App, Response};
+use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
+use crate::server::session::Session;
+use crate::server::shutdown::TICK;
+use crate::server::task::{Task, TaskDone};
+use crate::server::{wait_drained, ServerConfig, Shutdown};
+
+/// Most threads running blocking file work at once: the same as the event
+/// loops' offload pool, since file work is bounded by the disk, not by how
+/// many workers share it.
+pub(super) const BLOCKING_THREADS: usize = OFFLOAD_THREADS;
+/// Most tasks out at once (running or waiting for a blocking thread), as
+/// the offload pool bounds its queue; past it a task is answered with 503
+/// and `Retry-After` at once.
+const JOBS_MAX: usize = OFFLOAD_THREADS + OFFLOAD_QUEUE;
+/// How soon the acceptor looks again while at --max-connections: a closing
+/// connection frees its slot without waking anyone (a wake-up per close
+/// would cost every connection for the sake of a rare case).
+const FULL_RETRY: Duration = Duration::from_millis(5);
+/// How long a connection closed with request bytes unread keeps reading
+/// (and dropping) them, so the close does not reset the response away.
+const LINGER: Duration = Duration::from_millis(50);
+/// How often a draining `async-local` runtime looks at its connection count
+/// (as `wait_drained` does for the others).
+const DRAIN_POLL: Duration = Duration::from_millis(10);
+
+thread_local! {
+    /// Each worker's read buffer for connections between requests, so an
+    /// idle connection holds only a buffer the size of its last request
+    /// (as the event loops' shared scratch does). Never held across an
+    /// await: a read fills it and `feed` empties it at once.
+    static SCRATCH_BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; SCRATCH]);
+    /// This blocking thread already runs at the offload pool's priority.
+    static LOWERED: Cell<bool> = const { Cell::new(false) };
+}
+
+pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cfg.workers.max(1))
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name("async")
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("async: cannot start the runtime: {e}"))?;
+    listener.set_nonblocking(true)?;
+    let limit = ConnLimit::new(cfg.max_connections);
+    let accepted = {
+        // Registering with the runtime's epoll needs its context.
+        let _in = rt.enter();
+        let listener = TcpListener::from_std(listener)?;
+        // The acceptor is a task on a worker, not the main thread, so a
+        // connection's task starts on the worker that accepted it (tokio
+        // runs a task spawned by a worker next, on that worker) instead of
+        // being handed across threads.
+        let acceptor = rt.spawn(accept_loop(
+            listener,
+            Shared::new(cfg, shutdown),
+            limit.clone(),
+        ));
+        rt.block_on(acceptor)
+    };
+    // The listener is closed: clients arriving now are refused at once
+    // while the connections still open drain.
+    wait_drained(cfg.shutdown_grace, || limit.active() == 0);
+    // Neither waits for tasks still running nor for blocking work: the
+    // grace period bounds the exit.
+    rt.shutdown_background();
+    accepted.map_err(|e| anyhow::anyhow!("async: the acceptor failed: {e}"))
+}
+
+/// The `async-local` model: one single-threaded runtime per worker thread,
+/// each with its own SO_REUSEPORT listener, so tasks never move between
+/// threads and nothing is stolen (the reactors' layout, with tasks).
+pub fn run_local(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let n = cfg.workers.max(1);
+    let listeners = reuseport_listeners(listener, n, cfg, "async-local")?;
+    let per_runtime = (cfg.max_connections / n).max(1);
+    on_threads(listeners, "async-local", "runtime", shutdown, |l| {
+        serve_local(l, cfg, per_runtime, shutdown)
+    })
+}
+
+/// One `async-local` thread: its runtime serves its listener until
+/// shutdown, then drains its connections within the grace period.
+fn serve_local(
+    listener: StdListener,
+    cfg: &ServerConfig,
+    max_conns: usize,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name("async-local")
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("async-local: cannot start a runtime: {e}"))?;
+    listener.set_nonblocking(true)?;
+    let limit = ConnLimit::new(max_conns);
+    let served = rt.block_on(async {
+        let listener = TcpListener::from_std(listener)?;
+        accept_loop(listener, Shared::new(cfg, shutdown), limit.clone()).await;
+        // This thread is the runtime: it must keep running it while the
+        // connections drain.
+        let until = Instant::now() + cfg.shutdown_grace;
+        while limit.active() > 0 && Instant::now() < until {
+            tokio::time::sleep(DRAIN_POLL).await;
+        }
+        anyhow::Ok(())
+    });
+    rt.shutdown_background();
+    served
+}
+
+/// What every connection's task shares.
+struct Shared {
+    app: Arc<App>,
+    limits: Limits,
+    stop: Stop,
+    /// Tasks out on blocking threads (see `JOBS_MAX`).
+    jobs: AtomicUsize,
+}
+
+/// Shutdown, awaitable: the shutdown's wake-up descriptor registered with
+/// the runtime. It is never read back, so once readable it wakes every
+/// task that waits on it, and stays readable for any that wait later.
+struct Stop {
+    shutdown: Shutdown,
+    wake: Option<AsyncFd<OwnedFd>>,
+}
+
+impl Shared {
+    /// Needs the runtime's context (to register the shutdown descriptor).
+    fn new(cfg: &ServerConfig, shutdown: &Shutdown) -> Arc<Shared> {
+        Arc::new(Shared {
+            app: Arc::clone(&cfg.app),
+            limits: cfg.limits.clone(),
+            stop: Stop::new(shutdown),
+            jobs: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl Stop {
+    fn new(shutdown: &Shutdown) -> Stop {
+        let wake = shutdown
+            .wake_fd()
+            .and_then(|fd| fd.try_clone_to_owned().ok())
+            .and_then(|fd| {
+                // SAFETY: `fd` is an OwnedFd the AsyncFd owns from here on:
+                // it stays open, and is the same descriptor, until the
+                // AsyncFd is dropped.
+                unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.ok()
+            });
+        Stop {
+            shutdown: shutdown.clone(),
+            wake,
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.shutdown.is_set()
+    }
+
+    /// Returns once shutdown has begun.
+    async fn wait(&self) {
+        if let Some(fd) = &self.wake {
+            // The guard is dropped without clearing the readiness.
+            if fd.readable().await.is_ok() {
+                return;
+            }
+        }
+        // No descriptor to wait on: look every TICK, as the blocking
+        // models do.
+        while !self.is_set() {
+            tokio::time::sleep(TICK).await;
+        }
+    }
+}
+
+enum Either<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// Whichever of two futures finishes first (`a` when both are ready); the
+/// other is dropped.
+async fn race<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    poll_fn(|cx| {
+        if let Poll::Ready(x) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(x));
+        }
+        b.as_mut().poll(cx).map(Either::Right)
+    })
+    .await
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, limit: ConnLimit) {
+    loop {
+        if shared.stop.is_set() {
+            return;
+        }
+        let pause = if limit.is_full() {
+            Some(FULL_RETRY)
+        } else {
+            match race(shared.stop.wait(), listener.accept()).await {
+                Either::Left(()) => return,
+                Either::Right(Ok((stream, _))) => {
+                    tokio::spawn(serve(stream, Arc::clone(&shared), limit.take()));
+                    None
+                }
+                Either::Right(Err(e)) if accept_again(&e) => None,
+                Either::Right(Err(e)) => {
+                    if !is_transient(&e) {
+                        eprintln!("loadlab: accept failed: {e}");
+                    }
+                    // Out of descriptors or memory: retrying at once would spin.
+                    Some(ACCEPT_BACKOFF)
+                }
+            }
+        };
+        if let Some(pause) = pause {
+            if let Either::Left(()) = race(shared.stop.wait(), tokio::time::sleep(pause)).await {
+                return;
+            }
+        }
+    }
+}
+
+/// An accept that failed for this one connection only (it was aborted
+/// before it could be taken, or a signal came): take the next at once.
+fn accept_again(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+    )
+}
+
+/// One connection's task: serves it until it ends, then closes it.
+async fn serve(stream: TcpStream, shared: Arc<Shared>, _slot: ConnSlot) {
+    let mut c = Conn {
+        session: Session::new(shared.limits.clone()),
+        stream,
+        stop_seen: None,
+    };
+    c.serve(&shared).await;
+    c.close().await;
+}
+
+/// What ended a wait.
+enum Woke {
+    /// The socket is ready (or has an error, which the next call returns).
+    Ready,
+    Stop,
+    Timer,
+}
+
+struct Conn {
+    stream: TcpStream,
+    session: Session,
+    /// When this connection first saw shutdown.
+    stop_seen: Option<Instant>,
+}
+
+impl Conn {
+    /// Reads, decodes, answers and writes until the connection is to be
+    /// closed: done, failed, timed out, or idle once shutdown began.
+    async fn serve(&mut self, shared: &Shared) {
+        let mut reads = 0;
+        loop {
+            self.settle(shared).await;
+            if !self.session.out.is_empty() {
+                match self.write() {
+                    // Drained: pipelined requests may be waiting.
+                    Ok(true) => continue,
+                    Ok(false) => {
+                        if !self.wait(shared, Some(Interest::WRITABLE)).await {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                }
+            }
+            if self.session.is_done() {
+                return;
+            }
+            if self.stop_seen.is_none() && shared.stop.is_set() {
+                self.stop_seen = Some(Instant::now());
+            }
+            if self.stop_seen.is_some() {
+                self.session.close_after_response();
+            }
+            let s = &mut self.session;
+            let can_read = s.conn.wants_read()
+                && (s.conn.is_between_requests() || !s.conn.read_buf().is_empty());
+            if !can_read {
+                // Nothing to do until a deadline or shutdown (the socket
+                // may be readable, so waiting on it would spin).
+                if !self.wait(shared, None).await {
+                    return;
+                }
+                continue;
+            }
+            if reads == READS_PER_TURN {
+                // A client that keeps the socket full does not keep its
+                // worker from the other tasks.
+                reads = 0;
+                tokio::task::yield_now().await;
+            }
+            match self.read() {
+                Ok(()) => reads += 1,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    reads = 0;
+                    if !self.wait(shared, Some(Interest::READABLE)).await {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+            // A trickle that never lets a wait time out still meets its
+            // deadline here.
+            let now = Instant::now();
+            if self.session.deadline(now).is_some_and(|d| now >= d) {
+                self.timed_out();
+                return;
+            }
+        }
+    }
+
+    /// Decodes and answers what the input holds; blocking work the handlers
+    /// left runs on a blocking thread while this task waits for it.
+    async fn settle(&mut self, shared: &Shared) {
+        self.session.process(&shared.app);
+        while let Some(task) = self.session.take_task() {
+            let done = run_blocking(shared, task).await;
+            self.session.complete(done);
+            self.session.process(&shared.app);
+        }
+    }
+
+    /// One read into the worker's scratch buffer (between requests) or the
+    /// connection's own; WouldBlock once the socket is drained.
+    fn read(&mut self) -> io::Result<()> {
+        let Conn {
+            stream, session, ..
+        } = self;
+        let n = stream.try_io(Interest::READABLE, || {
+            let mut sock = &*SockRef::from(&*stream);
+            if session.conn.is_between_requests() {
+                SCRATCH_BUF.with_borrow_mut(|buf| {
+                    let n = sock.read(buf)?;
+                    session.conn.feed(&buf[..n]);
+                    Ok(n)
+                })
+            } else {
+                let n = sock.read(session.conn.read_buf())?;
+                session.conn.filled(n);
+                Ok(n)
+            }
+        })?;
+        if n == 0 {
+            session.conn.feed_eof();
+        } else {
+            session.on_read(Instant::now(), n);
+        }
+        Ok(())
+    }
+
+    /// Writes queued output: true once all is written, false when the
+    /// socket is full.
+    fn write(&mut self) -> io::Result<bool> {
+        let Conn {
+            stream, session, ..
+        } = self;
+        let r = stream.try_io(Interest::WRITABLE, || {
+            match session.out.write_to(&mut Raw(stream)) {
+                // Said as an error, so the runtime forgets the readiness
+                // and the next wait is for a fresh writable edge.
+                Ok(false) => Err(io::ErrorKind::WouldBlock.into()),
+                r => r,
+            }
+        });
+        match r {
+            Ok(_) => {
+                session.on_write(Instant::now());
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits for the socket (`interest`; None: for no socket event), for the
+    /// connection's deadline, or for shutdown. False: close the connection.
+    async fn wait(&mut self, shared: &Shared, interest: Option<Interest>) -> bool {
+        let now = Instant::now();
+        let deadline = self.session.deadline(now);
+        // Once stopping, an idle connection is given one TICK for a request
+        // its client sent just before (answered with `Connection: close`
+        // rather than reset unread), then closed.
+        let idle_until = self.stop_seen.filter(|_| self.idle()).map(|t| t + TICK);
+        let until = deadline.into_iter().chain(idle_until).min();
+        let stop = (self.stop_seen.is_none()).then_some(&shared.stop);
+        let woke = if until.is_some_and(|u| now >= u) {
+            Woke::Timer
+        } else {
+            let ready = async {
+                match interest {
+                    Some(i) => drop(self.stream.ready(i).await),
+                    None => pending().await,
+                }
+            };
+            let stop = async {
+                match stop {
+                    Some(s) => s.wait().await,
+                    None => pending().await,
+                }
+            };
+            let timer = async {
+                match until {
+                    Some(t) => tokio::time::sleep_until(t.into()).await,
+                    None => pending().await,
+                }
+            };
+            match race(ready, race(stop, timer)).await {
+                Either::Left(()) => Woke::Ready,
+                Either::Right(Either::Left(())) => Woke::Stop,
+                Either::Right(Either::Right(())) => Woke::Timer,
+            }
+        };
+        match woke {
+            Woke::Ready => true,
+            Woke::Stop => {
+                self.stop_seen = Some(Instant::now());
+                true
+            }
+            Woke::Timer => {
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    self.timed_out();
+                    return false;
+                }
+                !(idle_until.is_some_and(|t| now >= t) && self.idle())
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.session.conn.phase() == Phase::Idle && self.session.out.is_empty()
+    }
+
+    /// The deadline passed: a 408 if a request was partly received, written
+    /// if the socket takes it now; the connection then closes.
+    fn timed_out(&mut self) {
+        self.session.on_timeout();
+        let _ = self.write();
+    }
+
+    /// Closes the connection. After an error response the client may still
+    /// be sending; closing with unread data makes the kernel send RST,
+    /// which can destroy the response before the client reads it, so what
+    /// arrives for a short while is read and dropped.
+    async fn close(self) {
+        if !self.session.conn.should_linger() {
+            return;
+        }
+        let stream = self.stream;
+        let _ = SockRef::from(&stream).shutdown(std::net::Shutdown::Write);
+        let drain = async {
+            let mut buf = [0u8; 4096];
+            loop {
+                if stream.readable().await.is_err() {
+                    return;
+                }
+                match stream.try_read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return,
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LINGER, drain).await;
+    }
+}
+
+/// The socket as `OutQueue` writes to it: plain sends (MSG_NOSIGNAL), and
+/// the descriptor for sendfile and corking.
+struct Raw<'a>(&'a TcpStream);
+
+impl Write for Raw<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*SockRef::from(self.0)).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsFd for Raw<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+/// Counts a task out on a blocking thread until dropped (also when the
+/// connection's task is dropped at the end of the grace period).
+struct JobSlot<'a>(&'a AtomicUsize);
+
+impl Drop for JobSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Runs a task on a blocking thread and waits for its result. Refused with
+/// 503 past `JOBS_MAX`; a task that panics answers 500, as on the offload
+/// pool.
+async fn run_blocking(shared: &Shared, task: Task) -> TaskDone {
+    let kind = task.kind();
+    let before = shared.jobs.fetch_add(1, Ordering::AcqRel);
+    let _slot = JobSlot(&shared.jobs);
+    if before >= JOBS_MAX {
+        return Task::failed(kind, busy());
+    }
+    let job = tokio::task::spawn_blocking(move || {
+        // A hash is CPU-bound for as long as the file is large: the
+        // workers, woken by clients, should get the CPU first.
+        if !LOWERED.replace(true) {
+            lower_priority();
+        }
+        task.run()
+    });
+    job.await
+        .unwrap_or_else(|_| Task::failed(kind, Response::error(500)))
+}

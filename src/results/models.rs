@@ -20,6 +20,7 @@ pub enum Model {
     Prefork,
     EventLoop,
     Reactors,
+    IoUring,
 }
 
 /// What a model does with `--workers`.
@@ -143,6 +144,27 @@ pub const REGISTRY: &[ModelInfo] = &[
             event-loop model does, with an equal share of --max-connections.",
         workers: Workers::Counted {
             unit: "event loops",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: true,
+    },
+    ModelInfo {
+        model: Model::IoUring,
+        name: "io-uring",
+        about: "Several threads, each with an io_uring of its own and a listener bound \
+            to the same port with SO_REUSEPORT, as the reactors have. Nothing waits \
+            for readiness: one multishot accept takes every connection, one multishot \
+            receive per connection fills buffers from a ring of 256 buffers of 16 KiB \
+            shared by the thread's connections, and each round submits every response \
+            queued and waits for completions in one system call, woken at least \
+            every 100 ms for deadlines. Files go from the page cache to the socket \
+            through a pipe with splice, not through user space; file work that \
+            blocks runs on offload threads that wake the ring through an eventfd. A \
+            connection holds at most 64 KiB of input its session has not taken. \
+            Refuses to start where io_uring is unavailable.",
+        workers: Workers::Counted {
+            unit: "rings",
             min: 1,
             per_core: 1,
         },

@@ -26,7 +26,8 @@ macro_rules! per_model {
             thread_pool,
             prefork,
             event_loop,
-            reactors
+            reactors,
+            io_uring
         ] [$($group),*]);
     };
     (@models [$($m:ident),*] $groups:tt) => {

@@ -4,6 +4,7 @@
 //! (`results::models`); this module maps each registry entry to its `run`.
 
 pub mod event_loop;
+pub mod io_uring;
 pub mod iterative;
 pub mod prefork;
 pub mod reactors;
@@ -29,13 +30,14 @@ pub fn run(
     type Run = fn(TcpListener, &ServerConfig, &Shutdown) -> anyhow::Result<()>;
     let run: Run = match cfg.model {
         Model::ThreadPool => return thread_pool::run(listener, cfg, shutdown, ready),
+        Model::IoUring => return io_uring::run(listener, cfg, shutdown, ready),
         Model::Iterative => iterative::run,
         Model::ThreadPerConn => thread_per_conn::run,
         Model::Prefork => prefork::run,
         Model::EventLoop => event_loop::run,
         Model::Reactors => reactors::run,
     };
-    ready(cfg.workers)?;
+    ready(cfg.workers, "")?;
     run(listener, cfg, shutdown)
 }
 
@@ -59,5 +61,14 @@ mod tests {
         assert!(about(Model::EventLoop).contains(&reads));
         let scratch = format!("{} KiB", super::event_loop::SCRATCH / 1024);
         assert!(about(Model::EventLoop).contains(&scratch));
+        let bufs = format!(
+            "{} buffers of {} KiB",
+            super::io_uring::RECV_BUFS,
+            super::io_uring::RECV_BUF_SIZE / 1024
+        );
+        assert!(about(Model::IoUring).contains(&bufs));
+        assert!(about(Model::IoUring).contains(&tick));
+        let held = format!("{} KiB of input", super::io_uring::HELD_MAX / 1024);
+        assert!(about(Model::IoUring).contains(&held));
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{loadlab_bin, TestServer};
 
@@ -84,10 +84,8 @@ fn a_keep_alive_run_makes_no_epoll_recv_or_send_syscalls() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // strace says when it has attached; wait for every thread.
-    let t0 = Instant::now();
+    // Time for strace to attach to every thread before the load starts.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(t0.elapsed() < Duration::from_secs(5));
     let bench = Command::new(loadlab_bin())
         .args(["bench", "-k", "-n", "20000", "-c", "50", "--format", "json"])
         .arg(server.url("/500B.html"))
@@ -101,8 +99,8 @@ fn a_keep_alive_run_makes_no_epoll_recv_or_send_syscalls() {
     let r: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
     assert_eq!(r["failed"], 0, "{r}");
     assert!(common::send_signal(strace.id() as i32, libc::SIGINT));
-    let status = strace.wait().unwrap();
-    assert!(status.success() || status.code().is_some(), "{status:?}");
+    // strace detaches, writes its summary and re-raises the signal.
+    strace.wait().unwrap();
     let summary = std::fs::read_to_string(out.path()).unwrap();
     let counts = strace_counts(&summary);
     let enters = counts

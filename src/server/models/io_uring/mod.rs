@@ -13,7 +13,7 @@ mod worker;
 use std::net::TcpListener;
 use std::sync::mpsc::channel;
 
-pub use ring::Features;
+pub use ring::{build as build_ring, BufRing, Features, BUF_GROUP};
 
 use crate::server::offload::Offload;
 use crate::server::{bind, Ready, ServerConfig, Shutdown};

@@ -26,7 +26,7 @@ pub const RECV_BUFS: u16 = 256;
 /// buffer per completion.
 pub const RECV_BUF_SIZE: usize = 16 * 1024;
 /// The buffer group id of the receive buffers (one group per ring).
-pub(super) const BUF_GROUP: u16 = 0;
+pub const BUF_GROUP: u16 = 0;
 /// The oldest kernel with multishot receive (6.0); multishot accept and
 /// buffer rings came in 5.19.
 const MIN_KERNEL: (u32, u32) = (6, 0);

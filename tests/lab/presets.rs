@@ -126,7 +126,7 @@ fn e5_quick_preset_runs_every_model_with_and_without_keepalive() {
         assert_eq!(rows.iter().filter(|r| r.target == t).count(), 8, "{m}");
         assert!(stdout.contains(&t), "{stdout}");
     }
-    check_derived(&out, 48, &charts_of("e5-quick"));
+    check_derived(&out, MODELS.len() * 4 * 2, &charts_of("e5-quick"));
 }
 
 #[test]

@@ -17,67 +17,28 @@
 //! in the response's segment (MSG_MORE, then close), no epoll_ctl on close.
 
 use std::io::{Read, Write};
-use std::net::SocketAddr;
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 const LISTENER: Token = Token(usize::MAX);
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let usage = || -> ! {
-        eprintln!("usage: floor_server PORT [close] [WORKERS]");
-        std::process::exit(2)
-    };
-    let port: u16 = args
-        .get(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| usage());
-    let close = args.get(2).is_some_and(|a| a == "close");
-    let workers: usize = match args.get(if close { 3 } else { 2 }) {
-        None => 1,
-        Some(w) => w.parse().ok().filter(|&w| w > 0).unwrap_or_else(|| usage()),
-    };
-    let mut response =
-        b"HTTP/1.1 200 OK\r\nServer: floor\r\nContent-Type: text/html\r\nContent-Length: 500\r\n"
-            .to_vec();
-    // Said either way, as nginx does: an HTTP/1.0 client (ab) keeps a
-    // connection only when the answer says keep-alive.
-    response.extend_from_slice(if close {
-        b"Connection: close\r\n"
-    } else {
-        b"Connection: keep-alive\r\n"
-    });
-    response.extend_from_slice(b"\r\n");
-    response.extend_from_slice(&[b'x'; 500]);
-    let response: &'static [u8] = response.leak();
+#[path = "floor/args.rs"]
+mod args;
 
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    // Every listener is bound before any loop starts, so that the port is
-    // fully served once it is announced.
-    let listeners: Vec<TcpListener> = (0..workers)
-        .map(|_| {
-            let l = loadlab::server::bind(addr, workers > 1, true).expect("bind");
-            l.set_nonblocking(true).expect("non-blocking listener");
-            TcpListener::from_std(l)
-        })
-        .collect();
-    println!("listening on http://{addr} workers={workers}");
-    let loops: Vec<_> = listeners
-        .into_iter()
-        .map(|l| std::thread::spawn(move || serve(l, response, close)))
-        .collect();
-    for l in loops {
-        let _ = l.join();
-    }
+fn main() {
+    args::run("floor_server", serve);
 }
 
 /// A connection: its socket and how much of "\r\n\r\n" its last read
 /// ended with.
 type Conn = (TcpStream, u8);
 
-fn serve(mut listener: TcpListener, response: &[u8], close: bool) {
+fn serve(listener: std::net::TcpListener, response: &'static [u8], close: bool) {
+    listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
+    let mut listener = TcpListener::from_std(listener);
     let mut poll = Poll::new().unwrap();
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)

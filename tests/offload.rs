@@ -306,3 +306,18 @@ fn a_large_upload_leaves_the_async_worker_free() {
 fn regression_a_large_upload_stalled_the_event_loop() {
     assert_uploads_leave_the_loop_free("event-loop", &[]);
 }
+
+/// The io-uring model runs file work on the offload pool too; its
+/// completion must wake the ring (eventfd), and hashing must not stall the
+/// rings. Two rings, eight hashing connections, as for the reactors.
+#[test]
+fn io_uring_hashing_leaves_the_rings_free() {
+    assert_hashing_leaves_the_loop_free("io-uring", &["--workers", "2"], 8);
+}
+
+/// A large upload's block writes and fsync go to the offload pool, not the
+/// ring's thread.
+#[test]
+fn io_uring_uploads_leave_the_ring_free() {
+    assert_uploads_leave_the_loop_free("io-uring", &["--workers", "1"]);
+}

@@ -108,6 +108,11 @@ fn async_local_keeps_a_normal_client_fast_beside_2000_slow_connections() {
     event_driven_model_keeps_the_normal_client_fast("async-local");
 }
 
+#[test]
+fn io_uring_keeps_a_normal_client_fast_beside_2000_slow_connections() {
+    event_driven_model_keeps_the_normal_client_fast("io-uring");
+}
+
 /// Short timeouts, so the tests below take seconds.
 const TIMEOUTS: [&str; 6] = [
     "--first-byte-timeout",

@@ -2,8 +2,9 @@
 # Performance comparison suite (issue: performance). One invocation, several
 # interleaved rounds, medians, ratios from the same run; loopback only.
 #
-#  rows 1/2/6: every loadlab model, nginx (1 worker) and a floor responder
-#              (examples/floor_server.rs) pinned to CPU 0; wrk and loadlab
+#  rows 1/2/6: every loadlab model, nginx (1 worker) and the floor responders
+#              (examples/floor_server.rs, epoll; floor_uring.rs, io_uring)
+#              pinned to CPU 0; wrk and loadlab
 #              bench pinned to CPU 1; 500 B; c=50; keep-alive (row 1) and a
 #              new connection per request (row 2).
 #  row 3:      E3, 10,000 requests at c=10,000 on 500 B and 20 KB, loadlab
@@ -58,6 +59,7 @@ start_server() {
   PORT=$(free_port)
   case $name in
     floor) if [ "$ka" = on ]; then taskset -c 0 "$BIN/examples/floor_server" "$PORT" >/dev/null & else taskset -c 0 "$BIN/examples/floor_server" "$PORT" close >/dev/null & fi ;;
+    floor-uring) if [ "$ka" = on ]; then taskset -c 0 "$BIN/examples/floor_uring" "$PORT" >/dev/null & else taskset -c 0 "$BIN/examples/floor_uring" "$PORT" close >/dev/null & fi ;;
     nginx|nginx-nodefer)
       local deferred=deferred
       [ "$name" = nginx-nodefer ] && deferred=
@@ -139,7 +141,9 @@ report_steal() {
 
 # The references, then every model in the registry's order.
 mapfile -t MODELS < <("$BIN/loadlab" serve --list-models | cut -f1)
-SERVERS=(floor nginx "${MODELS[@]}")
+# floor-uring: the io_uring floor (examples/floor_uring.rs) that io-uring's
+# server CPU per request is held to (issue 20 item 6).
+SERVERS=(floor floor-uring nginx "${MODELS[@]}")
 # Go's net/http (examples/go/server.go) with GOMAXPROCS=1, built once here
 # (issue 20: async with 1 worker against it, by server CPU per request).
 if (want 1 || want 2) && command -v go >/dev/null; then
@@ -208,6 +212,13 @@ for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: 
             print(f"\n{a} vs {b}: server CPU per request {st.median(rs):.2f} x "
                   f"(rounds {min(rs):.2f}-{max(rs):.2f}{note}), requests/s {st.median(rps):.2f} x "
                   f"(rounds {min(rps):.2f}-{max(rps):.2f})")
+    # io-uring against its own floor (gated at 1.1 x) and the epoll floor
+    # (reported only): server CPU per request, medians of per-round ratios.
+    if "io-uring" in servers and "floor-uring" in servers:
+        per = lambda r, s: d[(r, ka, s, "wrk")][2] * 1e4 / (d[(r, ka, s, "wrk")][0] or 1)
+        for ref in ("floor-uring", "floor"):
+            rs = sorted(per(r, "io-uring") / per(r, ref) for r in rounds)
+            print(f"io-uring server µs/req vs {ref}: {st.median(rs):.2f} x (rounds: {', '.join(f'{x:.2f}' for x in rs)})")
 PY
 fi
 

@@ -218,7 +218,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Exactly one line, once the model's workers exist (with the number
     // that did start) and flushed before any prefork worker is forked, so
     // scripts and tests can read the port when they asked for port 0.
-    let mut announce = |workers: usize| -> anyhow::Result<()> {
+    let mut announce = |workers: usize, extra: &str| -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         write!(
             out,
@@ -226,6 +226,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             crate::proc::child::STARTUP_PREFIX,
             cfg.model
         )?;
+        if !extra.is_empty() {
+            write!(out, " {extra}")?;
+        }
         if let Some(dir) = &cfg.app.files_dir {
             write!(out, " files={}", dir.display())?;
         }

@@ -22,6 +22,7 @@ pub enum Model {
     Reactors,
     Async,
     AsyncLocal,
+    IoUring,
 }
 
 /// What a model does with `--workers`.
@@ -194,6 +195,27 @@ pub const REGISTRY: &[ModelInfo] = &[
             --max-connections and its own 4 blocking threads for file work.",
         workers: Workers::Counted {
             unit: "runtimes",
+            min: 1,
+            per_core: 1,
+        },
+        reuseport: true,
+    },
+    ModelInfo {
+        model: Model::IoUring,
+        name: "io-uring",
+        about: "Several threads, each with an io_uring of its own and a listener bound \
+            to the same port with SO_REUSEPORT, as the reactors have. Nothing waits \
+            for readiness: one multishot accept takes every connection, one multishot \
+            receive per connection fills buffers from a ring of 256 buffers of 16 KiB \
+            shared by the thread's connections, and each round submits every response \
+            queued and waits for completions in one system call, woken at least \
+            every 100 ms for deadlines. Files go from the page cache to the socket \
+            through a pipe with splice, not through user space; file work that \
+            blocks runs on offload threads that wake the ring through an eventfd. A \
+            connection holds at most 64 KiB of input its session has not taken. \
+            Refuses to start where io_uring is unavailable.",
+        workers: Workers::Counted {
+            unit: "rings",
             min: 1,
             per_core: 1,
         },

@@ -35,6 +35,19 @@ enum Seg {
     File { file: File, offset: u64, end: u64 },
 }
 
+/// The next piece of output (see `OutQueue::front`).
+pub enum Front<'a> {
+    /// Bytes to send; `more`: the connection's last output, to be sent
+    /// with MSG_MORE so its FIN shares the final segment.
+    Bytes { buf: &'a [u8], more: bool },
+    /// `len` bytes of `file` from `offset`, for sendfile or splice.
+    File {
+        file: BorrowedFd<'a>,
+        offset: u64,
+        len: u64,
+    },
+}
+
 #[derive(Debug, Default)]
 pub struct OutQueue {
     segs: VecDeque<Seg>,
@@ -172,72 +185,19 @@ impl OutQueue {
     /// Blocking sockets use this so the caller regains control between
     /// calls (to notice shutdown and deadlines) however fast the peer reads.
     pub fn write_once<S: Write + AsFd>(&mut self, sock: &mut S) -> io::Result<Option<bool>> {
-        if self.cork_wanted && !self.corked {
-            self.corked = set_cork(sock.as_fd(), true);
-        }
-        // Every piece of the last output is held, so a head and a body
-        // queued apart also share their segments.
-        let hold = self.last;
-        let Some(seg) = self.segs.front_mut() else {
-            self.all_written(sock.as_fd());
-            return Ok(Some(true));
-        };
-        let mut sent = 0;
-        let r = match seg {
-            Seg::Buf(b) if hold => send_more(sock.as_fd(), &b[self.front_pos..]),
-            Seg::Bytes(b) if hold => send_more(sock.as_fd(), &b[self.front_pos..]),
-            Seg::Buf(b) => sock.write(&b[self.front_pos..]),
-            Seg::Bytes(b) => sock.write(&b[self.front_pos..]),
-            Seg::File { file, offset, end } => {
-                let mut off = *offset as libc::off_t;
-                let count = (*end - *offset).min(SENDFILE_CHUNK) as usize;
-                match nix::sys::sendfile::sendfile(
-                    sock.as_fd(),
-                    file.as_fd(),
-                    Some(&mut off),
-                    count,
-                ) {
-                    Ok(0) => Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "file shrank while being sent",
-                    )),
-                    Ok(n) => {
-                        *offset += n as u64;
-                        sent = n;
-                        Ok(0)
-                    }
-                    Err(e) => Err(io::Error::from(e)),
-                }
+        let r = match self.front(sock.as_fd()) {
+            None => return Ok(Some(true)),
+            Some(Front::Bytes { buf, more: true }) => send_more(sock.as_fd(), buf),
+            Some(Front::Bytes { buf, more: false }) => sock.write(buf),
+            Some(Front::File { file, offset, len }) => {
+                let mut off = offset as libc::off_t;
+                let count = len.min(SENDFILE_CHUNK) as usize;
+                nix::sys::sendfile::sendfile(sock.as_fd(), file, Some(&mut off), count)
+                    .map_err(io::Error::from)
             }
         };
         match r {
-            Ok(n) => {
-                self.front_pos += n;
-                // Kept exact as bytes go out, so callers see progress.
-                self.queued = self.queued.saturating_sub((n + sent) as u64);
-                let done = match seg {
-                    Seg::Buf(b) => self.front_pos >= b.len(),
-                    Seg::Bytes(b) => self.front_pos >= b.len(),
-                    Seg::File { offset, end, .. } => offset >= end,
-                };
-                if n == 0 && !matches!(seg, Seg::File { .. }) {
-                    return Err(io::ErrorKind::WriteZero.into());
-                }
-                if done {
-                    if let Some(Seg::Buf(mut b)) = self.segs.pop_front() {
-                        if b.capacity() <= SPARE_MAX {
-                            b.clear();
-                            self.spare = b;
-                        }
-                    }
-                    self.front_pos = 0;
-                }
-                if self.segs.is_empty() {
-                    self.all_written(sock.as_fd());
-                    return Ok(Some(true));
-                }
-                Ok(Some(false))
-            }
+            Ok(n) => self.advance(n, sock.as_fd()).map(Some),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.recount();
                 Ok(None)
@@ -245,6 +205,86 @@ impl OutQueue {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Some(false)),
             Err(e) => Err(e),
         }
+    }
+
+    /// What goes out next, for a model that hands the bytes to the kernel
+    /// itself (io_uring); None once everything is written. Corks the
+    /// socket first if a large file is queued. A `Bytes` slice stays valid
+    /// and unmoved until `advance` or the next `encode`/`push_*`, so a
+    /// caller whose send is in flight must queue nothing meanwhile.
+    pub fn front(&mut self, sock: BorrowedFd<'_>) -> Option<Front<'_>> {
+        if self.cork_wanted && !self.corked {
+            self.corked = set_cork(sock, true);
+        }
+        // Every piece of the last output is held, so a head and a body
+        // queued apart also share their segments.
+        let more = self.last;
+        if self.segs.is_empty() {
+            self.all_written(sock);
+            return None;
+        }
+        Some(match self.segs.front()? {
+            Seg::Buf(b) => Front::Bytes {
+                buf: &b[self.front_pos..],
+                more,
+            },
+            Seg::Bytes(b) => Front::Bytes {
+                buf: &b[self.front_pos..],
+                more,
+            },
+            Seg::File { file, offset, end } => Front::File {
+                file: file.as_fd(),
+                offset: *offset,
+                len: end - offset,
+            },
+        })
+    }
+
+    /// `n` bytes of the front (as `front` gave it) went out. Ok(true) when
+    /// everything is written; an error when nothing moved (a file that
+    /// shrank, a socket that took nothing).
+    pub fn advance(&mut self, n: usize, sock: BorrowedFd<'_>) -> io::Result<bool> {
+        let Some(seg) = self.segs.front_mut() else {
+            return Ok(true);
+        };
+        if n == 0 {
+            return Err(match seg {
+                Seg::File { .. } => {
+                    io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank while being sent")
+                }
+                _ => io::ErrorKind::WriteZero.into(),
+            });
+        }
+        // Kept exact as bytes go out, so callers see progress.
+        self.queued = self.queued.saturating_sub(n as u64);
+        let done = match seg {
+            Seg::Buf(b) => {
+                self.front_pos += n;
+                self.front_pos >= b.len()
+            }
+            Seg::Bytes(b) => {
+                self.front_pos += n;
+                self.front_pos >= b.len()
+            }
+            Seg::File { offset, end, .. } => {
+                *offset += n as u64;
+                offset >= end
+            }
+        };
+        if done {
+            if let Some(Seg::Buf(mut b)) = self.segs.pop_front() {
+                if b.capacity() <= SPARE_MAX {
+                    b.clear();
+                    self.spare = b;
+                }
+            }
+            self.front_pos = 0;
+        }
+        if self.segs.is_empty() {
+            self.all_written(sock);
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// Everything is out: uncorking sends the last partial segment now.

@@ -141,6 +141,13 @@ fn ten_thousand_concurrent_connections_async() {
     ten_thousand_concurrent_connections_on("async", &[]);
 }
 
+/// The same against the io_uring model (issue 20): multishot accept must
+/// keep up with a burst of 10,000 and every connection get its buffers.
+#[test]
+fn ten_thousand_concurrent_connections_io_uring() {
+    ten_thousand_concurrent_connections_on("io-uring", &[]);
+}
+
 /// The machine's open-file limit (20,000) leaves room for the client and
 /// the server, each its own process.
 fn ten_thousand_concurrent_connections_on(model: &str, args: &[&str]) {

@@ -28,7 +28,8 @@ macro_rules! per_model {
             event_loop,
             reactors,
             r#async,
-            async_local
+            async_local,
+            io_uring
         ] [$($group),*]);
     };
     (@models [$($m:ident),*] $groups:tt) => {

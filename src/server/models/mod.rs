@@ -5,6 +5,7 @@
 
 pub mod async_tasks;
 pub mod event_loop;
+pub mod io_uring;
 pub mod iterative;
 pub mod prefork;
 pub mod reactors;
@@ -30,6 +31,7 @@ pub fn run(
     type Run = fn(TcpListener, &ServerConfig, &Shutdown) -> anyhow::Result<()>;
     let run: Run = match cfg.model {
         Model::ThreadPool => return thread_pool::run(listener, cfg, shutdown, ready),
+        Model::IoUring => return io_uring::run(listener, cfg, shutdown, ready),
         Model::Iterative => iterative::run,
         Model::ThreadPerConn => thread_per_conn::run,
         Model::Prefork => prefork::run,
@@ -38,7 +40,7 @@ pub fn run(
         Model::Async => async_tasks::run,
         Model::AsyncLocal => async_tasks::run_local,
     };
-    ready(cfg.workers)?;
+    ready(cfg.workers, "")?;
     run(listener, cfg, shutdown)
 }
 
@@ -67,5 +69,14 @@ mod tests {
         let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
         assert!(about(Model::Async).contains(&blocking));
         assert!(about(Model::AsyncLocal).contains(&blocking));
+        let bufs = format!(
+            "{} buffers of {} KiB",
+            super::io_uring::RECV_BUFS,
+            super::io_uring::RECV_BUF_SIZE / 1024
+        );
+        assert!(about(Model::IoUring).contains(&bufs));
+        assert!(about(Model::IoUring).contains(&tick));
+        let held = format!("{} KiB of input", super::io_uring::HELD_MAX / 1024);
+        assert!(about(Model::IoUring).contains(&held));
     }
 }

@@ -105,7 +105,7 @@ pub fn run(
         })
     };
     let started = start_fixed(cfg.workers, || spawn(&pool));
-    if let Err(e) = started.and_then(ready) {
+    if let Err(e) = started.and_then(|n| ready(n, "")) {
         // Threads that did start exit instead of waiting for work.
         shutdown.trigger();
         return Err(e);

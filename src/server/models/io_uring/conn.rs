@@ -1,0 +1,412 @@
+//! One io_uring connection: its socket and `Session`, the input received
+//! but not yet taken, which of its operations are in flight, and the
+//! operations it needs next (receive, send, splice), as submission entries
+//! for the worker's next batch.
+
+use std::net::TcpStream;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::Instant;
+
+use io_uring::{opcode, squeue, types};
+
+use super::ring::BUF_GROUP;
+use super::{user_data, Op};
+use crate::server::handlers::App;
+use crate::server::offload::Offload;
+use crate::server::outq::Front;
+use crate::server::session::Session;
+use crate::server::task::TaskDone;
+
+/// Received bytes a connection may hold beyond what its session takes
+/// (while a response is owed, or a task is out); past it the multishot
+/// receive is cancelled, so a client that pipelines without reading its
+/// responses is held back by TCP, as with the event loops.
+pub const HELD_MAX: usize = 64 * 1024;
+/// Most bytes one splice moves from a file into the connection's pipe:
+/// the default pipe capacity, so the splice never waits for the pipe.
+const SPLICE_CHUNK: u32 = 64 * 1024;
+
+/// A finished task on its way back to a ring: token, generation, result.
+pub type Done = (usize, u32, TaskDone);
+
+/// How finished tasks reach a ring: a channel, and an eventfd the ring
+/// keeps a read on, so a write wakes the worker.
+pub struct Inbox {
+    pub tx: std::sync::mpsc::Sender<Done>,
+    pub efd: OwnedFd,
+}
+
+impl Inbox {
+    fn deliver(&self, done: Done) {
+        // Best effort: a worker that has gone needs neither.
+        let _ = self.tx.send(done);
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd this inbox
+        // owns; a full counter still leaves it readable.
+        unsafe { libc::write(self.efd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+}
+
+/// What driving a connection needs besides the connection itself.
+pub struct Ctx<'a> {
+    pub app: &'a App,
+    pub offload: &'a Offload,
+    pub inbox: &'a Arc<Inbox>,
+    pub stopping: bool,
+    pub now: Instant,
+}
+
+/// The connection's output operation in flight, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sending {
+    Idle,
+    Bytes,
+    SpliceIn,
+    SpliceOut,
+}
+
+pub struct Conn {
+    pub sock: TcpStream,
+    pub session: Session,
+    pub gen: u32,
+    /// Received, not yet taken by the session.
+    held: Vec<u8>,
+    /// The peer's EOF was received (after `held`).
+    eof: bool,
+    /// A multishot receive is armed (its last completion not yet seen).
+    recv_armed: bool,
+    /// A cancel of the receive was asked for (too much held).
+    recv_cancelled: bool,
+    sending: Sending,
+    /// A task's result that came while a send was in flight; applied when
+    /// it completes, since the result may queue output.
+    done: Option<TaskDone>,
+    /// Pipe (read end, write end) that files are spliced through.
+    pipe: Option<(OwnedFd, OwnedFd)>,
+    /// Bytes in the pipe not yet spliced to the socket.
+    in_pipe: u32,
+    /// Being closed: its socket is shut down and it is removed once its
+    /// last operation completes (the kernel may still use its buffers).
+    pub closing: bool,
+    /// Closing after the response, reading (and dropping) what the peer
+    /// still sends so the close does not reset the response; until then.
+    pub linger_until: Option<Instant>,
+    /// Queued for `drive` this round.
+    pub touched: bool,
+}
+
+impl Conn {
+    pub fn new(sock: TcpStream, session: Session, gen: u32) -> Conn {
+        Conn {
+            sock,
+            session,
+            gen,
+            held: Vec::new(),
+            eof: false,
+            recv_armed: false,
+            recv_cancelled: false,
+            sending: Sending::Idle,
+            done: None,
+            pipe: None,
+            in_pipe: 0,
+            closing: false,
+            linger_until: None,
+            touched: false,
+        }
+    }
+
+    /// Operations of this connection still in flight.
+    pub fn in_flight(&self) -> bool {
+        self.recv_armed || self.sending != Sending::Idle
+    }
+
+    /// Nothing queued and nothing in the pipe: the response is out.
+    fn flushed(&self) -> bool {
+        self.session.out.is_empty() && self.in_pipe == 0
+    }
+
+    /// Idle between requests with nothing to send (closed when stopping).
+    pub fn is_idle(&self) -> bool {
+        self.session.conn.phase() == crate::http::Phase::Idle && self.flushed()
+    }
+
+    /// A multishot receive completion: `data` (None: the receive ended
+    /// with `res`), and whether more completions follow.
+    pub fn on_recv(&mut self, data: Option<&[u8]>, res: i32, more: bool, ctx: &Ctx, token: usize) {
+        if !more {
+            self.recv_armed = false;
+        }
+        match data {
+            Some(d) if self.linger_until.is_some() || self.closing => {
+                let _ = d; // lingering or closing: dropped
+            }
+            Some(d) => {
+                if self.held.is_empty() && self.may_take() {
+                    let taken = self.take(d, ctx, token);
+                    self.held.extend_from_slice(&d[taken..]);
+                } else {
+                    self.held.extend_from_slice(d);
+                }
+            }
+            None if res == 0 => self.eof = true,
+            // Out of provided buffers: re-armed in `drive`.
+            None if res == -libc::ENOBUFS || res == -libc::ECANCELED => {}
+            None => self.eof = true, // reset or another error: nothing more comes
+        }
+    }
+
+    /// The session may take input now: no send in flight (output must not
+    /// move under the kernel) and none queued (pipelined requests wait
+    /// until their predecessors' responses are out, as with the event
+    /// loops).
+    fn may_take(&self) -> bool {
+        self.sending == Sending::Idle && self.flushed() && !self.closing
+    }
+
+    /// Gives the session as much of `src` as it takes, processing as it
+    /// goes; returns how much it took.
+    fn take(&mut self, src: &[u8], ctx: &Ctx, token: usize) -> usize {
+        let mut taken = 0;
+        while taken < src.len() && self.session.conn.wants_read() && self.session.out.is_empty() {
+            if ctx.stopping {
+                self.session.close_after_response();
+            }
+            let rest = &src[taken..];
+            let n = if self.session.conn.is_between_requests() {
+                // No read buffer of its own between requests: an idle
+                // connection holds only what its request needs.
+                let n = rest.len().min(super::RECV_BUF_SIZE);
+                self.session.conn.feed(&rest[..n]);
+                n
+            } else {
+                let buf = self.session.conn.read_buf();
+                let n = buf.len().min(rest.len());
+                if n == 0 {
+                    break;
+                }
+                buf[..n].copy_from_slice(&rest[..n]);
+                self.session.conn.filled(n);
+                n
+            };
+            taken += n;
+            self.session.on_read(ctx.now, n);
+            self.process(ctx, token);
+        }
+        taken
+    }
+
+    /// Decodes and answers what the session holds; blocking work goes to
+    /// the offload pool, its result to the inbox.
+    fn process(&mut self, ctx: &Ctx, token: usize) {
+        self.session.process(ctx.app);
+        if let Some(task) = self.session.take_task() {
+            let (inbox, gen) = (Arc::clone(ctx.inbox), self.gen);
+            ctx.offload.submit(
+                task,
+                Box::new(move |result| inbox.deliver((token, gen, result))),
+            );
+        }
+    }
+
+    /// A task's result, applied now or once the send in flight completes.
+    pub fn on_done(&mut self, done: TaskDone) {
+        self.done = Some(done);
+    }
+
+    /// An output operation completed with `res`. False: the connection is
+    /// finished (the peer is gone, or a file shrank).
+    pub fn on_sent(&mut self, op: Op, res: i32, now: Instant) -> bool {
+        let was = std::mem::replace(&mut self.sending, Sending::Idle);
+        if res == -libc::EINTR || res == -libc::EAGAIN {
+            return true; // resubmitted by `drive`
+        }
+        if res < 0 || self.closing {
+            return false;
+        }
+        let n = res as usize;
+        let fd = self.sock.as_fd();
+        let ok = match (op, was) {
+            (Op::SpliceIn, _) if n == 0 => false, // the file shrank
+            (Op::SpliceIn, _) => {
+                self.in_pipe = n as u32;
+                true
+            }
+            (Op::SpliceOut, _) => {
+                self.in_pipe = self.in_pipe.saturating_sub(n as u32);
+                self.session.out.advance(n, fd).is_ok()
+            }
+            _ => self.session.out.advance(n, fd).is_ok(),
+        };
+        self.session.on_write(now);
+        ok
+    }
+
+    /// Moves the connection along: applies a waiting task result, gives
+    /// the session held input, queues the next send and (re-)arms the
+    /// receive. Pushes what it needs to `sqes`. False when the connection
+    /// is finished and should be closed.
+    pub fn drive(&mut self, token: usize, ctx: &Ctx, sqes: &mut Vec<squeue::Entry>) -> bool {
+        if self.closing || self.linger_until.is_some() {
+            self.arm_recv(token, sqes);
+            return true;
+        }
+        if self.sending == Sending::Idle {
+            if let Some(done) = self.done.take() {
+                self.session.complete(done);
+                // Input may have arrived while the task ran.
+                self.process(ctx, token);
+            }
+            loop {
+                if !self.flushed() {
+                    if !self.submit_output(token, sqes) {
+                        return false;
+                    }
+                    break;
+                }
+                if self.session.is_done() {
+                    return false;
+                }
+                if ctx.stopping {
+                    self.session.close_after_response();
+                }
+                // Output is out: pipelined requests already buffered in
+                // the session, then held input.
+                self.process(ctx, token);
+                if !self.flushed() {
+                    continue;
+                }
+                let held = std::mem::take(&mut self.held);
+                let taken = self.take(&held, ctx, token);
+                self.held = held;
+                self.held.drain(..taken);
+                if self.held.is_empty() && self.held.capacity() > HELD_MAX {
+                    self.held = Vec::new();
+                }
+                if self.held.is_empty() && self.eof && self.flushed() {
+                    self.session.conn.feed_eof();
+                    self.process(ctx, token);
+                }
+                if self.flushed() {
+                    if self.session.is_done() {
+                        return false;
+                    }
+                    break;
+                }
+            }
+        }
+        self.arm_recv(token, sqes);
+        true
+    }
+
+    /// The next output operation: a send of queued bytes (MSG_MORE on the
+    /// connection's last output, so its FIN shares the segment), or a
+    /// file spliced to the socket through the connection's pipe.
+    /// False when it cannot (no descriptor left for a pipe).
+    fn submit_output(&mut self, token: usize, sqes: &mut Vec<squeue::Entry>) -> bool {
+        let sock = types::Fd(self.sock.as_raw_fd());
+        if self.in_pipe > 0 {
+            if let Some((r, _)) = &self.pipe {
+                let e = opcode::Splice::new(types::Fd(r.as_raw_fd()), -1, sock, -1, self.in_pipe)
+                    .build()
+                    .user_data(user_data(Op::SpliceOut, token, self.gen));
+                sqes.push(e);
+                self.sending = Sending::SpliceOut;
+            }
+            return true;
+        }
+        let fd = self.sock.as_fd();
+        let (entry, sending) = match self.session.out.front(fd) {
+            None => return true,
+            Some(Front::Bytes { buf, more }) => {
+                let flags = libc::MSG_NOSIGNAL | if more { libc::MSG_MORE } else { 0 };
+                let len = buf.len().min(u32::MAX as usize) as u32;
+                let e = opcode::Send::new(sock, buf.as_ptr(), len)
+                    .flags(flags)
+                    .build()
+                    .user_data(user_data(Op::Send, token, self.gen));
+                (e, Sending::Bytes)
+            }
+            Some(Front::File { file, offset, len }) => {
+                let file = types::Fd(file.as_raw_fd());
+                if self.pipe.is_none() {
+                    self.pipe = new_pipe();
+                }
+                let Some((_, w)) = &self.pipe else {
+                    return false; // no descriptor for a pipe: the connection ends
+                };
+                let n = len.min(u64::from(SPLICE_CHUNK)) as u32;
+                let off = i64::try_from(offset).unwrap_or(i64::MAX);
+                let e = opcode::Splice::new(file, off, types::Fd(w.as_raw_fd()), -1, n)
+                    .build()
+                    .user_data(user_data(Op::SpliceIn, token, self.gen));
+                (e, Sending::SpliceIn)
+            }
+        };
+        sqes.push(entry);
+        self.sending = sending;
+        true
+    }
+
+    /// Output is in flight (a stalled peer's send is not waited for when
+    /// its deadline passes).
+    pub fn is_sending(&self) -> bool {
+        self.sending != Sending::Idle
+    }
+
+    /// Arms the multishot receive if the connection can hold more input,
+    /// or cancels it when it holds too much.
+    fn arm_recv(&mut self, token: usize, sqes: &mut Vec<squeue::Entry>) {
+        let want = !self.eof && !self.closing && self.held.len() < HELD_MAX;
+        let ud = user_data(Op::Recv, token, self.gen);
+        if want && !self.recv_armed {
+            let e = opcode::RecvMulti::new(types::Fd(self.sock.as_raw_fd()), BUF_GROUP)
+                .build()
+                .user_data(ud);
+            sqes.push(e);
+            self.recv_armed = true;
+            self.recv_cancelled = false;
+        } else if !want && self.recv_armed && !self.recv_cancelled && !self.eof {
+            sqes.push(cancel(ud));
+            self.recv_cancelled = true;
+        }
+    }
+
+    /// Starts closing: the socket is shut down so that operations in
+    /// flight end at once; the worker removes the connection when none
+    /// is left. With `linger`, only writing is shut down and the receive
+    /// stays armed to drop what the peer still sends.
+    pub fn start_close(&mut self, linger: bool) {
+        let how = if linger {
+            libc::SHUT_WR
+        } else {
+            self.closing = true;
+            libc::SHUT_RDWR
+        };
+        // SAFETY: shutdown takes no pointers; the socket is ours and open.
+        unsafe { libc::shutdown(self.sock.as_raw_fd(), how) };
+    }
+
+    /// Whether the peer's EOF has arrived.
+    pub fn peer_closed(&self) -> bool {
+        self.eof
+    }
+}
+
+/// A cancel for the operation with user_data `ud`.
+pub fn cancel(ud: u64) -> squeue::Entry {
+    opcode::AsyncCancel::new(ud)
+        .build()
+        .user_data(user_data(Op::Cancel, 0, 0))
+}
+
+/// A pipe to splice files through; None when out of descriptors.
+fn new_pipe() -> Option<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    // SAFETY: both descriptors are new and owned by nothing else.
+    Some(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}

@@ -1,0 +1,176 @@
+//! The `io-uring` model: one io_uring per worker thread, each with its own
+//! SO_REUSEPORT listener, multishot accept, multishot receives into a
+//! provided-buffer ring, every response of a round submitted in one
+//! io_uring_enter, files spliced to the socket through a pipe. Each
+//! connection drives the same `Session` as every other model; blocking
+//! file work goes to the shared `Offload` pool, whose results wake the ring
+//! through an eventfd it reads.
+
+mod conn;
+mod ring;
+mod worker;
+
+use std::net::TcpListener;
+use std::sync::mpsc::channel;
+
+pub use ring::{build as build_ring, BufRing, Features, BUF_GROUP};
+
+use crate::server::offload::Offload;
+use crate::server::{bind, Ready, ServerConfig, Shutdown};
+
+pub use conn::HELD_MAX;
+pub use ring::{RECV_BUFS, RECV_BUF_SIZE};
+
+/// What a completion belongs to, in the top byte of its user_data; a
+/// connection's ops also carry its slab token and generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Op {
+    Accept = 1,
+    Recv,
+    Send,
+    /// File to the connection's pipe.
+    SpliceIn,
+    /// The connection's pipe to its socket.
+    SpliceOut,
+    /// The offload pool's eventfd was written.
+    Wake,
+    /// The shutdown descriptor turned readable.
+    Stop,
+    /// A cancel request's own completion (nothing to do).
+    Cancel,
+}
+
+impl Op {
+    fn from_u8(b: u8) -> Option<Op> {
+        [
+            Op::Accept,
+            Op::Recv,
+            Op::Send,
+            Op::SpliceIn,
+            Op::SpliceOut,
+            Op::Wake,
+            Op::Stop,
+            Op::Cancel,
+        ]
+        .into_iter()
+        .find(|op| *op as u8 == b)
+    }
+}
+
+/// Bits of user_data that hold a connection's generation (the token has
+/// the low 32, the op the top 8).
+const GEN_BITS: u32 = 24;
+
+/// user_data for `op` on the connection at `token` of generation `gen`.
+fn user_data(op: Op, token: usize, gen: u32) -> u64 {
+    ((op as u64) << 56)
+        | (u64::from(gen & ((1 << GEN_BITS) - 1)) << 32)
+        | (token as u64 & 0xffff_ffff)
+}
+
+/// The op, token and generation a user_data carries.
+fn decode(ud: u64) -> Option<(Op, usize, u32)> {
+    let op = Op::from_u8((ud >> 56) as u8)?;
+    let gen = ((ud >> 32) as u32) & ((1 << GEN_BITS) - 1);
+    Some((op, (ud & 0xffff_ffff) as usize, gen))
+}
+
+pub fn run(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+    ready: Ready<'_>,
+) -> anyhow::Result<()> {
+    let n = cfg.workers.max(1);
+    let addr = listener.local_addr()?;
+    let mut listeners = vec![listener];
+    for _ in 1..n {
+        listeners.push(bind(addr, true, cfg.defer_accept).map_err(|e| {
+            anyhow::anyhow!("io-uring: cannot open another SO_REUSEPORT listener on {addr}: {e}")
+        })?);
+    }
+    let per_ring = (cfg.max_connections / n).max(1);
+    let offload = Offload::start()
+        .map_err(|e| anyhow::anyhow!("io-uring: cannot start the offload threads: {e}"))?;
+    let offload = &offload;
+    std::thread::scope(|scope| {
+        // Each worker builds its ring on its own thread (SINGLE_ISSUER
+        // binds a ring to its creator) and reports how that went before it
+        // serves; the start-up line waits for all of them.
+        let (setup_tx, setup_rx) = channel();
+        let mut handles = Vec::with_capacity(n);
+        let mut failed = None;
+        for (i, l) in listeners.into_iter().enumerate() {
+            let setup_tx = setup_tx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("uring-{i}"))
+                .spawn_scoped(scope, move || {
+                    let r = worker::run(l, cfg, per_ring, offload, shutdown, setup_tx);
+                    if r.is_err() {
+                        shutdown.trigger();
+                    }
+                    r
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    failed = Some(anyhow::anyhow!(
+                        "io-uring: cannot start worker {} of {n}: {e}",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        drop(setup_tx);
+        let mut features = None;
+        for _ in 0..handles.len() {
+            match setup_rx.recv() {
+                Ok(Ok(f)) => features = Some(f),
+                Ok(Err(e)) => {
+                    failed.get_or_insert(anyhow::anyhow!("io-uring: {e}"));
+                }
+                Err(_) => break,
+            }
+        }
+        let announced = match (&failed, &features) {
+            (None, Some(f)) => ready(handles.len(), &format!("ring={}", f.list())),
+            _ => Ok(()),
+        };
+        if failed.is_some() || announced.is_err() {
+            shutdown.trigger();
+        }
+        let joined = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an io-uring worker panicked")))
+            })
+            .collect::<anyhow::Result<Vec<()>>>();
+        match failed {
+            Some(e) => Err(e),
+            None => announced.and(joined.map(drop)),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_data_round_trips() {
+        for op in [Op::Accept, Op::Recv, Op::SpliceOut, Op::Cancel] {
+            for (token, gen) in [(0, 0), (9_999, 1), (u32::MAX as usize, (1 << GEN_BITS) - 1)] {
+                assert_eq!(decode(user_data(op, token, gen)), Some((op, token, gen)));
+            }
+        }
+        // A generation past its bits wraps, as the worker's counter does.
+        assert_eq!(
+            decode(user_data(Op::Recv, 1, 1 << GEN_BITS)),
+            Some((Op::Recv, 1, 0))
+        );
+        assert_eq!(decode(0), None);
+    }
+}

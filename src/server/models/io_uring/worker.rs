@@ -1,0 +1,503 @@
+//! One io_uring worker: its ring, listener, buffer ring and connections.
+//! Each round submits everything queued and waits for completions in one
+//! io_uring_enter (bounded by TICK, so deadlines and shutdown are seen),
+//! handles the completions, then drives the connections they touched.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use io_uring::types::{SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use slab::Slab;
+
+use super::conn::{cancel, Conn, Ctx, Done, Inbox};
+use super::ring::{self, BufRing, Features};
+use super::{decode, user_data, Op};
+use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
+use crate::server::offload::Offload;
+use crate::server::session::Session;
+use crate::server::shutdown::TICK;
+use crate::server::{ServerConfig, Shutdown};
+
+/// How long a connection closed with unread input keeps reading (and
+/// dropping) what its peer sends before it is closed outright, so the
+/// close does not reset the response the peer has yet to read.
+const LINGER: Duration = Duration::from_secs(1);
+/// How long a stopping worker waits for its connections' operations to end
+/// after shutting their sockets down, before it frees their buffers.
+const DRAIN_OPS: Duration = Duration::from_secs(2);
+
+/// Whether the multishot accept is armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accepting {
+    Off,
+    Armed,
+    Cancelling,
+}
+
+/// Sets up the worker's ring and reports how that went on `setup` (before
+/// serving, so the start-up line can list the features), then serves.
+pub fn run(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    max_conns: usize,
+    offload: &Offload,
+    shutdown: &Shutdown,
+    setup: Sender<io::Result<Features>>,
+) -> anyhow::Result<()> {
+    let mut w = match Worker::new(listener, cfg, max_conns, offload, shutdown) {
+        Ok(w) => w,
+        Err(e) => {
+            let line = e.to_string();
+            let _ = setup.send(Err(e));
+            return Err(anyhow::anyhow!(line));
+        }
+    };
+    let _ = setup.send(Ok(w.features.clone()));
+    drop(setup);
+    w.serve()
+}
+
+struct Worker<'a> {
+    /// First, so it is dropped (and the kernel done with every buffer)
+    /// before the buffers below.
+    ring: IoUring,
+    bufs: BufRing,
+    features: Features,
+    cfg: &'a ServerConfig,
+    offload: &'a Offload,
+    shutdown: &'a Shutdown,
+    inbox: Arc<Inbox>,
+    done: Receiver<Done>,
+    /// Where the eventfd read lands; boxed so it does not move.
+    wake_buf: Box<u64>,
+    wake_armed: bool,
+    listener: Option<TcpListener>,
+    accepting: Accepting,
+    accept_paused_until: Option<Instant>,
+    conns: Slab<Conn>,
+    max_conns: usize,
+    next_gen: u32,
+    /// Entries for the next submit.
+    sqes: Vec<squeue::Entry>,
+    /// Completions of this round: user_data, result, flags.
+    cqes: Vec<(u64, i32, u32)>,
+    /// Connections to drive this round.
+    touched: Vec<usize>,
+    last_sweep: Instant,
+    stop_started: Option<Instant>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        listener: TcpListener,
+        cfg: &'a ServerConfig,
+        max_conns: usize,
+        offload: &'a Offload,
+        shutdown: &'a Shutdown,
+    ) -> io::Result<Self> {
+        let (ring, features) = ring::build()?;
+        let bufs = BufRing::register(&ring)?;
+        // SAFETY: eventfd takes no pointers; a non-negative result is a new
+        // descriptor nothing else owns.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if efd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above, the descriptor is ours to own.
+        let efd = unsafe { OwnedFd::from_raw_fd(efd) };
+        let (tx, done) = channel();
+        Ok(Worker {
+            ring,
+            bufs,
+            features,
+            cfg,
+            offload,
+            shutdown,
+            inbox: Arc::new(Inbox { tx, efd }),
+            done,
+            wake_buf: Box::new(0),
+            wake_armed: false,
+            listener: Some(listener),
+            accepting: Accepting::Off,
+            accept_paused_until: None,
+            conns: Slab::new(),
+            max_conns,
+            next_gen: 0,
+            sqes: Vec::new(),
+            cqes: Vec::new(),
+            touched: Vec::new(),
+            last_sweep: Instant::now(),
+            stop_started: None,
+        })
+    }
+
+    fn serve(&mut self) -> anyhow::Result<()> {
+        if let Some(fd) = self.shutdown.wake_fd() {
+            let e = opcode::PollAdd::new(types::Fd(fd.as_raw_fd()), libc::POLLIN as u32)
+                .build()
+                .user_data(user_data(Op::Stop, 0, 0));
+            self.sqes.push(e);
+        }
+        self.arm_wake();
+        loop {
+            let now = Instant::now();
+            let stopping = self.shutdown.is_set();
+            if stopping && self.stopped(now) {
+                return self.finish();
+            }
+            self.arm_accept(now);
+            self.wait(TICK)?;
+            let now = Instant::now();
+            let stopping = self.shutdown.is_set();
+            self.reap(now, stopping);
+            self.take_done();
+            self.drive_touched(now, stopping);
+            self.sweep_if_due(now, stopping);
+        }
+    }
+
+    /// Submits every queued entry and waits for at least one completion,
+    /// at most `timeout`: one io_uring_enter per round.
+    fn wait(&mut self, timeout: Duration) -> io::Result<()> {
+        self.flush()?;
+        let ts = Timespec::from(timeout);
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves queued entries into the submission queue, submitting when it
+    /// fills.
+    fn flush(&mut self) -> io::Result<()> {
+        for e in self.sqes.drain(..) {
+            // SAFETY: every entry points only at memory that outlives its
+            // operation: connections' output (not touched while a send is
+            // in flight, kept until the send completes), the boxed wake
+            // buffer and the buffer ring, all dropped after the ring.
+            while unsafe { self.ring.submission().push(&e) }.is_err() {
+                self.ring.submit()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn arm_wake(&mut self) {
+        let buf = (&mut *self.wake_buf as *mut u64).cast::<u8>();
+        let e = opcode::Read::new(types::Fd(self.inbox.efd.as_raw_fd()), buf, 8)
+            .build()
+            .user_data(user_data(Op::Wake, 0, 0));
+        self.sqes.push(e);
+        self.wake_armed = true;
+    }
+
+    /// Arms the multishot accept when it is off and may run; cancels it at
+    /// the connection limit.
+    fn arm_accept(&mut self, now: Instant) {
+        if self.accept_paused_until.is_some_and(|t| now >= t) {
+            self.accept_paused_until = None;
+        }
+        let full = self.conns.len() >= self.max_conns;
+        let ud = user_data(Op::Accept, 0, 0);
+        match (&self.listener, self.accepting) {
+            (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
+                let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
+                    .flags(libc::SOCK_CLOEXEC)
+                    .build()
+                    .user_data(ud);
+                self.sqes.push(e);
+                self.accepting = Accepting::Armed;
+            }
+            (_, Accepting::Armed) if full || self.listener.is_none() => {
+                self.sqes.push(cancel(ud));
+                self.accepting = Accepting::Cancelling;
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes this round's completions and hands each to its owner.
+    fn reap(&mut self, now: Instant, stopping: bool) {
+        self.cqes.extend(
+            self.ring
+                .completion()
+                .map(|c| (c.user_data(), c.result(), c.flags())),
+        );
+        let mut cqes = std::mem::take(&mut self.cqes);
+        for &(ud, res, flags) in &cqes {
+            let Some((op, token, gen)) = decode(ud) else {
+                continue;
+            };
+            match op {
+                Op::Accept => self.on_accept(res, flags, now),
+                Op::Recv => self.on_recv(token, gen, res, flags, now, stopping),
+                Op::Send | Op::SpliceIn | Op::SpliceOut => {
+                    if let Some(c) = self.conn(token, gen) {
+                        if !c.on_sent(op, res, now) {
+                            self.close(token, now);
+                        }
+                        self.touch(token);
+                    }
+                }
+                Op::Wake => {
+                    self.wake_armed = false;
+                    if res != -libc::ECANCELED && self.stop_started.is_none() {
+                        self.arm_wake();
+                    }
+                }
+                Op::Stop | Op::Cancel => {}
+            }
+        }
+        self.bufs.publish();
+        cqes.clear();
+        self.cqes = cqes;
+    }
+
+    fn on_accept(&mut self, res: i32, flags: u32, now: Instant) {
+        if !cqueue::more(flags) {
+            self.accepting = Accepting::Off;
+        }
+        if res >= 0 {
+            // SAFETY: a successful accept's result is a new descriptor
+            // that nothing else owns.
+            let sock = unsafe { TcpStream::from_raw_fd(res) };
+            let gen = self.next_gen;
+            self.next_gen = (self.next_gen + 1) & ((1 << super::GEN_BITS) - 1);
+            let session = Session::accepted_at(self.cfg.limits.clone(), now);
+            let token = self.conns.insert(Conn::new(sock, session, gen));
+            self.touch(token);
+            return;
+        }
+        let e = io::Error::from_raw_os_error(-res);
+        if res == -libc::ECANCELED {
+            return;
+        }
+        if !is_transient(&e) {
+            eprintln!("loadlab: accept failed: {e}");
+        }
+        // Out of descriptors or memory: retry after a pause, do not spin.
+        if !cqueue::more(flags) {
+            self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+        }
+    }
+
+    fn on_recv(
+        &mut self,
+        token: usize,
+        gen: u32,
+        res: i32,
+        flags: u32,
+        now: Instant,
+        stopping: bool,
+    ) {
+        let bid = cqueue::buffer_select(flags);
+        let ctx = Ctx {
+            app: &self.cfg.app,
+            offload: self.offload,
+            inbox: &self.inbox,
+            stopping,
+            now,
+        };
+        let more = cqueue::more(flags);
+        if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
+            let data = match bid {
+                Some(bid) if res > 0 => Some(self.bufs.get(bid, res as usize)),
+                _ => None,
+            };
+            c.on_recv(data, res, more, &ctx, token);
+            if !c.closing {
+                self.touch(token);
+            } else if !c.in_flight() {
+                self.conns.remove(token);
+            }
+        }
+        if let Some(bid) = bid {
+            self.bufs.give(bid);
+        }
+    }
+
+    /// The connection at `token` if it is still the one of generation `gen`.
+    fn conn(&mut self, token: usize, gen: u32) -> Option<&mut Conn> {
+        self.conns.get_mut(token).filter(|c| c.gen == gen)
+    }
+
+    fn touch(&mut self, token: usize) {
+        if let Some(c) = self.conns.get_mut(token) {
+            if !c.touched {
+                c.touched = true;
+                self.touched.push(token);
+            }
+        }
+    }
+
+    /// Hands finished tasks' results to their connections. A result whose
+    /// connection has closed (its token free or reused) is dropped.
+    fn take_done(&mut self) {
+        while let Ok((token, gen, result)) = self.done.try_recv() {
+            if let Some(c) = self.conn(token, gen).filter(|c| !c.closing) {
+                c.on_done(result);
+                self.touch(token);
+            }
+        }
+    }
+
+    fn drive_touched(&mut self, now: Instant, stopping: bool) {
+        let mut touched = std::mem::take(&mut self.touched);
+        for token in touched.drain(..) {
+            let ctx = Ctx {
+                app: &self.cfg.app,
+                offload: self.offload,
+                inbox: &self.inbox,
+                stopping,
+                now,
+            };
+            let Some(c) = self.conns.get_mut(token) else {
+                continue;
+            };
+            c.touched = false;
+            if c.closing {
+                if !c.in_flight() {
+                    self.conns.remove(token);
+                }
+                continue;
+            }
+            if c.linger_until.is_some() && c.peer_closed() {
+                self.close(token, now);
+                continue;
+            }
+            if c.drive(token, &ctx, &mut self.sqes) {
+                // Starts the clock of a phase the drive entered.
+                c.session.deadline(now);
+            } else {
+                self.close(token, now);
+            }
+        }
+        self.touched = touched;
+    }
+
+    /// Closes a connection: lingering first if its peer may still be
+    /// sending a body the server did not read; otherwise its socket is shut
+    /// down and it goes once no operation of its is in flight.
+    fn close(&mut self, token: usize, now: Instant) {
+        let Some(c) = self.conns.get_mut(token) else {
+            return;
+        };
+        if c.closing {
+            return;
+        }
+        if c.linger_until.is_none() && !c.peer_closed() && c.session.conn.should_linger() {
+            c.start_close(true);
+            c.linger_until = Some(now + LINGER);
+            self.touch(token);
+            return;
+        }
+        if c.in_flight() {
+            c.start_close(false);
+        } else {
+            self.conns.remove(token);
+        }
+    }
+
+    /// Once a tick: deadlines, lingering ends, and idle connections closed
+    /// when stopping.
+    fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
+        if now.duration_since(self.last_sweep) < TICK {
+            return;
+        }
+        self.last_sweep = now;
+        // Idle connections are closed once shutdown is a tick old:
+        // requests their clients sent just before it are answered (with
+        // `Connection: close`) rather than reset unread.
+        let close_idle = self
+            .stop_started
+            .is_some_and(|t| now.duration_since(t) >= TICK);
+        let mut dead = Vec::new();
+        for (token, c) in self.conns.iter_mut() {
+            if c.closing {
+                continue;
+            }
+            if c.linger_until.is_some_and(|t| now >= t) {
+                c.linger_until = None;
+                c.start_close(false);
+                dead.push(token);
+                continue;
+            }
+            if c.linger_until.is_some() {
+                continue;
+            }
+            let expired = c.session.deadline(now).is_some_and(|d| now >= d);
+            if expired && c.is_sending() {
+                // A stalled peer: its send is not waited for.
+                dead.push(token);
+            } else if expired {
+                // The 408 (if any) goes out, then the drive closes it.
+                c.session.on_timeout();
+                if !c.touched {
+                    c.touched = true;
+                    self.touched.push(token);
+                }
+            } else if close_idle && c.is_idle() && !c.is_sending() {
+                dead.push(token);
+            }
+        }
+        for token in dead {
+            self.close(token, now);
+        }
+        let _ = stopping;
+        self.drive_touched(now, stopping);
+    }
+
+    /// Shutdown: stops accepting the first time, then says whether the
+    /// worker is done (no connections left, or the grace period is over).
+    fn stopped(&mut self, now: Instant) -> bool {
+        if self.stop_started.is_none() {
+            self.stop_started = Some(now);
+            self.listener = None;
+            self.arm_accept(now);
+            // Connections between requests learn of it now, not at their
+            // next request: their next response closes.
+            let tokens: Vec<usize> = self.conns.iter().map(|(t, _)| t).collect();
+            for t in tokens {
+                self.touch(t);
+            }
+        }
+        let deadline = self.stop_started.map(|t| t + self.cfg.shutdown_grace);
+        self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Ends every connection and waits (boundedly) for the kernel to finish
+    /// with their buffers before they are freed.
+    fn finish(&mut self) -> anyhow::Result<()> {
+        for (_, c) in self.conns.iter_mut() {
+            c.linger_until = None;
+            c.start_close(false);
+        }
+        if self.wake_armed {
+            self.sqes.push(cancel(user_data(Op::Wake, 0, 0)));
+        }
+        let until = Instant::now() + DRAIN_OPS;
+        loop {
+            self.conns.retain(|_, c| c.in_flight());
+            if (self.conns.is_empty() && !self.wake_armed) || Instant::now() >= until {
+                return Ok(());
+            }
+            self.wait(TICK)?;
+            self.reap(Instant::now(), true);
+            self.touched.clear();
+        }
+    }
+}

@@ -107,6 +107,8 @@ pub fn measure(
         rate: None,
         warmup: None,
         variable_length: false,
+        // Defaults: verified against the system roots or SSL_CERT_FILE.
+        tls: Default::default(),
     };
     let monitor = running.pid.map(Monitor::start);
     let stat0 = CpuStat::read();

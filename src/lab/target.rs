@@ -123,12 +123,12 @@ impl FromStr for TargetSpec {
         if let Some(url) = s.strip_prefix("url:") {
             let u = HttpUrl::parse(url).map_err(|e| e.to_string())?;
             return Ok(TargetSpec::Url {
-                base: format!("http://{}", u.host_header()),
+                base: format!("{}://{}", u.scheme(), u.host_header()),
                 path: u.path,
             });
         }
         Err(format!(
-            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], go[:workers=N], cmd:'COMMAND {{port}}' or url:http://...)"
+            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], go[:workers=N], cmd:'COMMAND {{port}}' or url:http[s]://...)"
         ))
     }
 }

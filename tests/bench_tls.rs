@@ -224,3 +224,44 @@ fn refused_tls_options_are_one_line_and_exit_2() {
         assert!(out.is_empty(), "{args:?}: {out}");
     }
 }
+
+/// A sweep's `url:https://` target is measured like bench's, verified
+/// against SSL_CERT_FILE (a sweep has no --cacert); without the CA every
+/// request fails and the sweep says it measured nothing usable.
+#[test]
+fn a_sweep_measures_a_url_https_target() {
+    let s = TlsNginx::start();
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("url:{}", s.url("/500B.html"));
+    let sweep = |out: &Path, ca: Option<&Path>| {
+        let mut cmd = Command::new(loadlab_bin());
+        cmd.args(["sweep", "-q", "-T", &target, "--concurrency", "2"])
+            .args(["--requests", "40", "--repeat", "1", "--out"])
+            .arg(out)
+            .env_remove("SSL_CERT_DIR");
+        match ca {
+            Some(f) => cmd.env("SSL_CERT_FILE", f),
+            None => cmd.env_remove("SSL_CERT_FILE"),
+        };
+        let o = cmd.output().expect("run loadlab sweep");
+        (
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            o.status.code(),
+        )
+    };
+    let out = dir.path().join("ok");
+    let (err, code) = sweep(&out, Some(&s.ca()));
+    assert_eq!(code, Some(0), "{err}");
+    let rows = loadlab::results::raw::read(&out).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(
+        r.target,
+        format!("url:https://localhost:{}", s.nginx.addr.port())
+    );
+    assert_eq!((r.complete, r.failed, r.non_2xx), (40, 0, 0), "{r:?}");
+    assert_eq!(r.html_bytes, 40 * 500);
+    let (err, code) = sweep(&dir.path().join("unverified"), None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("measured nothing usable"), "{err}");
+}

@@ -419,6 +419,9 @@ mod tests {
             assert_eq!(base, "http://127.0.0.1:8080");
             assert_eq!(t.to_string(), "url:http://127.0.0.1:8080");
         }
+        // https keeps its scheme (and its own default port).
+        let t: TargetSpec = "url:https://127.0.0.1/x".parse().unwrap();
+        assert_eq!(t.to_string(), "url:https://127.0.0.1");
         let model: TargetSpec = "model:event-loop".parse().unwrap();
         assert_eq!(model.own_path(), None);
     }

@@ -371,6 +371,15 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     #[test]
+    fn stress_refuses_https_in_one_line_since_its_client_is_plain() {
+        let e = files_url("https://127.0.0.1:8443/").unwrap_err();
+        assert_eq!(
+            e,
+            "--url https://127.0.0.1:8443/: only http:// URLs are supported"
+        );
+    }
+
+    #[test]
     fn a_stopped_run_ends_a_transfer_that_waits_long_before_its_deadline() {
         // A server that accepts (into the backlog) and never answers: the
         // download would wait out its 60 s deadline; stop ends it at once.

@@ -114,6 +114,9 @@ fn https_with_cacert_passes_with_and_without_keepalive() {
         // The handshake is part of connecting: a connection per request
         // pays it every time, a kept-alive run about once per connection.
         assert!(n(&v, "/connect_ms/count") == 300, "{}", v["connect_ms"]);
+        // The `tls` object is part of the published schema.
+        let errs = common::schema::validate("bench-v1.schema.json", &v);
+        assert!(errs.is_empty(), "{errs:#?}");
     }
 }
 
@@ -217,6 +220,8 @@ fn refused_tls_options_are_one_line_and_exit_2() {
         &["-Z", "RC4-MD5", url],
         &["-Z", "TLS_AES_128_GCM_SHA256", "-f", "TLS1.2", url],
         &["--cacert", "/nonexistent/ca.pem", url],
+        // The slow connections speak plain TCP: not to a TLS port.
+        &["--slow", "header", "--insecure", url],
     ] {
         let (out, err, code) = bench(args, None);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -282,6 +282,11 @@ impl BenchArgs {
                 )));
             }
         }
+        if self.slow.is_some() && cfg.target.tls {
+            return Err(usage(
+                "--slow speaks plain http only; it cannot go with an https URL",
+            ));
+        }
         if self.slow.is_some() && self.slow_conns == 0 {
             return Err(usage("--slow-conns must be at least 1"));
         }

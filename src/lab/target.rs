@@ -65,7 +65,7 @@ impl FromStr for TargetSpec {
     type Err = String;
 
     /// `model:NAME[:workers=N]`, `nginx[:workers=N]`, `go[:workers=N]`,
-    /// `cmd:COMMAND`, `url:http://...`.
+    /// `cmd:COMMAND`, `url:http[s]://...`.
     fn from_str(s: &str) -> Result<Self, String> {
         let workers_opt = |rest: Option<&str>| -> Result<Option<usize>, String> {
             match rest {

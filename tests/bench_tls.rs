@@ -270,3 +270,38 @@ fn a_sweep_measures_a_url_https_target() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("measured nothing usable"), "{err}");
 }
+
+/// Bodies larger than the socket buffers and than rustls's own buffers
+/// cross TLS whole both ways: a 1 MiB download spans many records and
+/// many reads; a 300 KB upload is taken by rustls in pieces and may
+/// outrun the socket's room, when its last records wait in rustls.
+#[test]
+fn large_bodies_cross_tls_whole_in_both_directions() {
+    let s = TlsNginx::start();
+    let big = vec![b'x'; 1 << 20];
+    std::fs::write(s.dir.path().join("root/1MiB.bin"), &big).unwrap();
+    let post = s.dir.path().join("post.bin");
+    std::fs::write(&post, vec![b'y'; 300_000]).unwrap();
+    let (ca, get_url, post_url) = (s.ca(), s.url("/1MiB.bin"), s.url("/500B.html"));
+    let (ca, post) = (ca.to_str().unwrap(), post.to_str().unwrap());
+    for ka in [&[][..], &["-k"][..]] {
+        let mut args = ka.to_vec();
+        args.extend(["-n", "20", "-c", "2", "--cacert", ca, &get_url]);
+        let (v, err, code) = json(&args, None);
+        assert_eq!(
+            (code, n(&v, "/failed")),
+            (0, 0),
+            "{ka:?}: {err} {}",
+            v["errors"]
+        );
+        assert_eq!(n(&v, "/bytes/html_received"), 20 << 20, "{ka:?}");
+        // nginx answers a POST to a static file with 405, after reading
+        // (or discarding) the whole body: every request completes.
+        let mut args = ka.to_vec();
+        args.extend(["-n", "10", "-c", "2", "-p", post, "--cacert", ca, &post_url]);
+        let (v, err, _) = json(&args, None);
+        assert_eq!(n(&v, "/complete"), 10, "{ka:?}: {err}");
+        assert_eq!(n(&v, "/failed"), 0, "{ka:?}: {}", v["errors"]);
+        assert!(n(&v, "/bytes/body_sent") > 10 * 300_000, "{ka:?}");
+    }
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use bytes::Bytes;
 
+use crate::net::tls::TlsOptions;
 use crate::net::url::HttpUrl;
 
 /// Highest `--rate`: one request per nanosecond of the schedule.
@@ -112,6 +113,8 @@ pub struct BenchConfig {
     pub warmup: Option<Duration>,
     /// Responses may vary in length without counting as failures (ab -l).
     pub variable_length: bool,
+    /// How an https target is spoken to (ignored for http).
+    pub tls: TlsOptions,
 }
 
 impl BenchConfig {

@@ -18,6 +18,7 @@ pub use config::{BenchConfig, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 
+use crate::net::tls::TlsClient;
 use engine::{Shared, ThreadCounters, ThreadPlan, Worker};
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
@@ -92,10 +93,15 @@ pub fn run_measured(
     cfg.validate()?;
     ensure_fd_limit(cfg.concurrency)?;
     let request = cfg.request.encode(&cfg.target);
+    let tls = match cfg.target.tls {
+        true => Some(TlsClient::new(&cfg.target.host, &cfg.tls).map_err(ConfigError)?),
+        false => None,
+    };
     let started = Instant::now();
     let measure_start = started + cfg.warmup.unwrap_or(Duration::ZERO);
     let shared = Shared {
         addr: cfg.target.addr,
+        tls,
         request,
         sends_body: cfg.request.body.is_some(),
         head_request: cfg.request.is_head(),

@@ -50,7 +50,7 @@ impl BenchResult {
         let t = &cfg.target;
         BenchResult {
             info: RunInfo {
-                url: format!("http://{}{}", t.host_header(), t.path),
+                url: format!("{}://{}{}", t.scheme(), t.host_header(), t.path),
                 host: t.host.clone(),
                 port: t.port,
                 path: t.path.clone(),
@@ -235,6 +235,10 @@ pub struct BenchJson {
     pub loadlab_version: String,
     pub run: RunInfo,
     pub server_software: Option<String>,
+    /// https: the session the server negotiated (absent for http and in
+    /// files from before https).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::net::tls::TlsSession>,
     pub document_length: Option<u64>,
     pub variable_length: bool,
     pub time_taken_s: f64,
@@ -287,6 +291,7 @@ impl BenchJson {
             loadlab_version: env!("CARGO_PKG_VERSION").to_string(),
             run: r.info.clone(),
             server_software: s.server_software.clone(),
+            tls: s.tls.clone(),
             document_length: s.document_length,
             variable_length: s.variable_length,
             time_taken_s: r.elapsed.as_secs_f64(),
@@ -378,6 +383,7 @@ impl BenchJson {
             document_length: self.document_length,
             variable_length: self.variable_length,
             server_software: self.server_software,
+            tls: self.tls,
             latency,
         };
         // A hand-edited or foreign file may hold any number here.
@@ -416,6 +422,7 @@ mod tests {
             rate,
             warmup: None,
             variable_length: accept_variable_length,
+            tls: Default::default(),
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

@@ -152,6 +152,8 @@ pub struct Stats {
     /// Body lengths differed between responses.
     pub variable_length: bool,
     pub server_software: Option<String>,
+    /// https: the first session negotiated (ab's TLS lines).
+    pub tls: Option<crate::net::tls::TlsSession>,
     pub latency: Latencies,
 }
 
@@ -175,6 +177,7 @@ impl Stats {
             document_length: None,
             variable_length: false,
             server_software: None,
+            tls: None,
             latency: Latencies::new(open_loop),
         }
     }
@@ -288,6 +291,9 @@ impl Stats {
         self.variable_length |= o.variable_length;
         if self.server_software.is_none() {
             self.server_software.clone_from(&o.server_software);
+        }
+        if self.tls.is_none() {
+            self.tls.clone_from(&o.tls);
         }
         self.latency.merge(&o.latency);
         over

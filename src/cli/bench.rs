@@ -14,6 +14,7 @@ use super::values::{parse_duration, UsageError};
 use crate::bench::render::{percentile_csv, render, Format};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::net::tls::{Protocol, TlsClient, TlsOptions};
 use crate::net::url::HttpUrl;
 use crate::server::Shutdown;
 
@@ -81,6 +82,24 @@ pub struct BenchArgs {
     /// Add Basic WWW Authentication, 'user:password'.
     #[arg(short = 'A', value_name = "attribute")]
     pub auth: Option<String>,
+    /// Disable TLS Server Name Indication (SNI) extension.
+    #[arg(short = 'I')]
+    pub no_sni: bool,
+    /// SSL/TLS protocol: TLS1.2, TLS1.3 or ALL (ab's SSL2, SSL3, TLS1 and
+    /// TLS1.1 are refused: rustls does not speak them).
+    #[arg(short = 'f', value_name = "protocol", value_parser = Protocol::parse)]
+    pub protocol: Option<Protocol>,
+    /// SSL/TLS cipher suites, colon-separated, by OpenSSL or IANA name
+    /// (only those rustls has; the report uses IANA names).
+    #[arg(short = 'Z', value_name = "ciphersuite")]
+    pub ciphers: Option<String>,
+    /// Trust the CA certificates in this PEM file instead of the system's
+    /// (SSL_CERT_FILE does the same for every run).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Do not verify the server's certificate (https).
+    #[arg(long)]
+    pub insecure: bool,
     /// Load threads, each one event loop (default: number of cores).
     #[arg(long, allow_negative_numbers = true)]
     pub threads: Option<usize>,
@@ -118,7 +137,7 @@ pub struct BenchArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// http://host[:port]/path
+    /// http[s]://host[:port]/path
     pub url: String,
 }
 
@@ -235,8 +254,20 @@ impl BenchArgs {
             rate: self.rate,
             warmup: self.warmup,
             variable_length: self.variable_length,
+            tls: TlsOptions {
+                cacert: self.cacert.clone(),
+                insecure: self.insecure,
+                no_sni: self.no_sni,
+                protocol: self.protocol.unwrap_or_default(),
+                ciphers: self.ciphers.clone(),
+            },
         };
         cfg.validate().map_err(|e| usage(e.0))?;
+        // Roots, suites and the server name are checked before any load:
+        // a bad --cacert is a usage error, not a run of failed requests.
+        if cfg.target.tls {
+            TlsClient::new(&cfg.target.host, &cfg.tls).map_err(usage)?;
+        }
         // Checked now, not after the load has run and its results would
         // be lost (or one file written and the other not).
         if let Some(p) = &self.out {
@@ -250,6 +281,11 @@ impl BenchArgs {
                     p.display()
                 )));
             }
+        }
+        if self.slow.is_some() && cfg.target.tls {
+            return Err(usage(
+                "--slow speaks plain http only; it cannot go with an https URL",
+            ));
         }
         if self.slow.is_some() && self.slow_conns == 0 {
             return Err(usage("--slow-conns must be at least 1"));

@@ -45,8 +45,9 @@ pub struct SweepArgs {
     pub quick: bool,
     /// Target (repeatable): model:NAME[:workers=N], nginx[:workers=N],
     /// go[:workers=N] (Go's net/http, built once; workers = GOMAXPROCS),
-    /// cmd:'COMMAND with {port}', url:http://HOST:PORT/PATH (a url's path
-    /// is the one every target requests; --path does not go with it).
+    /// cmd:'COMMAND with {port}', url:http[s]://HOST:PORT/PATH (a url's
+    /// path is the one every target requests; --path does not go with it;
+    /// https is verified against the system roots or SSL_CERT_FILE).
     #[arg(long = "target", short = 'T')]
     pub targets: Vec<String>,
     /// Concurrency levels, e.g. 1,10,100.

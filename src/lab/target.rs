@@ -65,7 +65,7 @@ impl FromStr for TargetSpec {
     type Err = String;
 
     /// `model:NAME[:workers=N]`, `nginx[:workers=N]`, `go[:workers=N]`,
-    /// `cmd:COMMAND`, `url:http://...`.
+    /// `cmd:COMMAND`, `url:http[s]://...`.
     fn from_str(s: &str) -> Result<Self, String> {
         let workers_opt = |rest: Option<&str>| -> Result<Option<usize>, String> {
             match rest {
@@ -123,12 +123,12 @@ impl FromStr for TargetSpec {
         if let Some(url) = s.strip_prefix("url:") {
             let u = HttpUrl::parse(url).map_err(|e| e.to_string())?;
             return Ok(TargetSpec::Url {
-                base: format!("http://{}", u.host_header()),
+                base: format!("{}://{}", u.scheme(), u.host_header()),
                 path: u.path,
             });
         }
         Err(format!(
-            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], go[:workers=N], cmd:'COMMAND {{port}}' or url:http://...)"
+            "unknown target '{s}' (expected model:NAME[:workers=N], nginx[:workers=N], go[:workers=N], cmd:'COMMAND {{port}}' or url:http[s]://...)"
         ))
     }
 }
@@ -419,6 +419,9 @@ mod tests {
             assert_eq!(base, "http://127.0.0.1:8080");
             assert_eq!(t.to_string(), "url:http://127.0.0.1:8080");
         }
+        // https keeps its scheme (and its own default port).
+        let t: TargetSpec = "url:https://127.0.0.1/x".parse().unwrap();
+        assert_eq!(t.to_string(), "url:https://127.0.0.1");
         let model: TargetSpec = "model:event-loop".parse().unwrap();
         assert_eq!(model.own_path(), None);
     }

@@ -1,12 +1,14 @@
-//! The one URL type: `http://host[:port]/path?query`, parsed and resolved
+//! The one URL type: `http[s]://host[:port]/path?query`, parsed and resolved
 //! the same way for bench's target, stress's `--url` and the lab's `url:`
 //! targets.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
-/// A parsed and resolved plain-http URL.
+/// A parsed and resolved http or https URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpUrl {
+    /// https: the connection speaks TLS (only bench and sweeps do).
+    pub tls: bool,
     /// As written; an IPv6 address keeps its brackets.
     pub host: String,
     pub port: u16,
@@ -19,10 +21,8 @@ pub struct HttpUrl {
 /// print one as it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error("https is not supported yet; use an http:// URL")]
-    Https,
     /// Another scheme, or none.
-    #[error("invalid URL '{0}': expected http://host[:port]/path")]
+    #[error("invalid URL '{0}': expected http[s]://host[:port]/path")]
     NotHttp(String),
     #[error("invalid URL '{0}': user info is not supported; use -A user:pass")]
     UserInfo(String),
@@ -43,15 +43,18 @@ pub enum UrlError {
 }
 
 impl HttpUrl {
-    /// Parses and resolves a URL. Only plain http is supported.
+    /// Parses and resolves an http or https URL.
     pub fn parse(url: &str) -> Result<HttpUrl, UrlError> {
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("https://") {
-            return Err(UrlError::Https);
-        }
-        let Some(rest) = url.get(7..).filter(|_| lower.starts_with("http://")) else {
+        let tls = lower.starts_with("https://");
+        let skip = if tls { 8 } else { 7 };
+        let Some(rest) = url
+            .get(skip..)
+            .filter(|_| tls || lower.starts_with("http://"))
+        else {
             return Err(UrlError::NotHttp(url.into()));
         };
+        let default_port = if tls { 443 } else { 80 };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -60,8 +63,8 @@ impl HttpUrl {
         if authority.contains('@') {
             return Err(UrlError::UserInfo(url.into()));
         }
-        let (host, port) =
-            split_host_port(authority).ok_or_else(|| UrlError::BadHostPort(url.into()))?;
+        let (host, port) = split_host_port(authority, default_port)
+            .ok_or_else(|| UrlError::BadHostPort(url.into()))?;
         if host.is_empty() {
             return Err(UrlError::NoHost(url.into()));
         }
@@ -79,6 +82,7 @@ impl HttpUrl {
             .next()
             .ok_or_else(|| unresolved(String::new()))?;
         Ok(HttpUrl {
+            tls,
             host: host.to_string(),
             port,
             path,
@@ -94,6 +98,7 @@ impl HttpUrl {
             SocketAddr::V6(a) => format!("[{}]", a.ip()),
         };
         HttpUrl {
+            tls: false,
             host,
             port: addr.port(),
             path: path.to_string(),
@@ -101,9 +106,19 @@ impl HttpUrl {
         }
     }
 
-    /// The Host header value: the port is left out when it is the default.
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// The Host header value: the port is left out when it is the
+    /// scheme's default.
     pub fn host_header(&self) -> String {
-        if self.port == 80 {
+        if self.port == if self.tls { 443 } else { 80 } {
             self.host.clone()
         } else {
             format!("{}:{}", self.host, self.port)
@@ -111,17 +126,17 @@ impl HttpUrl {
     }
 }
 
-fn split_host_port(a: &str) -> Option<(&str, u16)> {
+fn split_host_port(a: &str, default_port: u16) -> Option<(&str, u16)> {
     if let Some(end) = a.strip_prefix('[').and_then(|r| r.find(']')) {
         let host = &a[..end + 2];
         return match &a[end + 2..] {
-            "" => Some((host, 80)),
+            "" => Some((host, default_port)),
             p => p.strip_prefix(':')?.parse().ok().map(|p| (host, p)),
         };
     }
     match a.rsplit_once(':') {
         Some((h, p)) => p.parse().ok().filter(|&p| p != 0).map(|p| (h, p)),
-        None => Some((a, 80)),
+        None => Some((a, default_port)),
     }
 }
 
@@ -130,7 +145,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_urls_and_refuses_https() {
+    fn parses_http_and_https_urls() {
         let t = HttpUrl::parse("http://127.0.0.1:8080/a?b=1").unwrap();
         assert_eq!(
             (t.host.as_str(), t.port, t.path.as_str()),
@@ -139,10 +154,14 @@ mod tests {
         assert_eq!(t.addr, ([127, 0, 0, 1], 8080).into());
         let t = HttpUrl::parse("http://127.0.0.1:9").unwrap();
         assert_eq!(t.path, "/");
-        assert!(HttpUrl::parse("https://127.0.0.1/")
-            .unwrap_err()
-            .to_string()
-            .contains("https"));
+        let t = HttpUrl::parse("HTTPS://127.0.0.1/x").unwrap();
+        assert!(t.tls);
+        assert_eq!(
+            (t.port, t.scheme(), t.host_header().as_str()),
+            (443, "https", "127.0.0.1")
+        );
+        let t = HttpUrl::parse("https://127.0.0.1:80/").unwrap();
+        assert_eq!(t.host_header(), "127.0.0.1:80", "80 is not https's default");
         assert!(HttpUrl::parse("ftp://x/").is_err());
         assert!(HttpUrl::parse("http://127.0.0.1:99999/").is_err());
         assert!(HttpUrl::parse("127.0.0.1/").is_err());
@@ -173,7 +192,7 @@ mod tests {
     #[test]
     fn every_refusal_names_what_is_wrong() {
         for (url, want) in [
-            ("HTTPS://h/", UrlError::Https),
+            ("https://h:0/", UrlError::BadHostPort("https://h:0/".into())),
             ("ftp://x/", UrlError::NotHttp("ftp://x/".into())),
             ("http://u:p@h/", UrlError::UserInfo("http://u:p@h/".into())),
             ("http://h:0/", UrlError::BadHostPort("http://h:0/".into())),
@@ -186,7 +205,7 @@ mod tests {
         }
         assert_eq!(
             UrlError::NotHttp("x".into()).to_string(),
-            "invalid URL 'x': expected http://host[:port]/path"
+            "invalid URL 'x': expected http[s]://host[:port]/path"
         );
         // (No lookup of an unknown name here: without a resolver it can
         // take seconds.)

@@ -53,6 +53,9 @@ pub struct NginxOptions {
     /// (nginx's default of 511 would make E3's 10,000 simultaneous
     /// connects a test of SYN retransmits).
     pub backlog: i32,
+    /// Serve https with this PEM certificate chain and key (TLS 1.2 and
+    /// 1.3) instead of plain http.
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl NginxOptions {
@@ -66,6 +69,7 @@ impl NginxOptions {
             max_body: "1g".into(),
             affinity: None,
             backlog,
+            tls: None,
         }
     }
 }
@@ -76,6 +80,8 @@ pub struct Nginx {
     server: ChildServer,
     pub addr: SocketAddr,
     dir: tempfile::TempDir,
+    /// `http`, or `https` when started with a certificate.
+    scheme: &'static str,
 }
 
 impl Nginx {
@@ -127,7 +133,13 @@ impl Nginx {
         // and anything left after the grace is killed with the group.
         let server = ChildServer::spawn(cmd, opts.affinity, Stdio::null(), STOP_GRACE)?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let mut n = Nginx { server, addr, dir };
+        let scheme = if opts.tls.is_some() { "https" } else { "http" };
+        let mut n = Nginx {
+            server,
+            addr,
+            dir,
+            scheme,
+        };
         if let Err(why) = wait_accepting(addr, Duration::from_secs(5), &mut n.server, stop) {
             if matches!(why, NotAccepting::Stopped) {
                 anyhow::bail!("interrupted while nginx was starting");
@@ -147,7 +159,7 @@ impl Nginx {
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.addr, path)
+        format!("{}://{}{}", self.scheme, self.addr, path)
     }
 
     pub fn dir(&self) -> &Path {
@@ -210,9 +222,17 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
     // that a comparison measures the servers, not the kernel options: the
     // caller's backlog (capped by net.core.somaxconn for both) and
     // TCP_DEFER_ACCEPT (`deferred`).
+    let tls = match &opts.tls {
+        Some((cert, key)) => format!(
+            " ssl; ssl_protocols TLSv1.2 TLSv1.3; ssl_certificate {}; ssl_certificate_key {};",
+            cert.display(),
+            key.display()
+        ),
+        None => ";".into(),
+    };
     let _ = writeln!(
         c,
-        "  server {{ listen 127.0.0.1:{port} backlog={} deferred; server_name _; root {}; location / {{ }} }}\n}}",
+        "  server {{ listen 127.0.0.1:{port} backlog={} deferred{tls} server_name _; root {}; location / {{ }} }}\n}}",
         opts.backlog,
         opts.docroot.display()
     );

@@ -14,6 +14,9 @@ use super::content::{Content, BLOCK};
 use crate::net::response::{ReadError, ResponseHead, ResponseReader};
 use crate::net::url::{HttpUrl, UrlError};
 
+/// Stress's refusal of a URL it cannot use.
+const ONLY_HTTP: &str = "only http:// URLs are supported";
+
 /// Largest small JSON body (an upload's answer, an error) read into memory.
 const MAX_SMALL: usize = 64 * 1024;
 /// Largest directory listing read into memory.
@@ -27,13 +30,17 @@ pub const FILES_PREFIX: &str = "/files/";
 pub fn files_url(url: &str) -> std::result::Result<HttpUrl, String> {
     let mut u = HttpUrl::parse(url).map_err(|e| {
         let why = match e {
-            UrlError::Https | UrlError::NotHttp(_) => "only http:// URLs are supported".into(),
+            UrlError::NotHttp(_) => ONLY_HTTP.into(),
             UrlError::NoHost(_) => "no host".into(),
             UrlError::Unresolved { authority, .. } => format!("cannot resolve {authority}"),
             other => other.to_string(),
         };
         format!("--url {url}: {why}")
     })?;
+    // The file API client is blocking and plain; https there is left out.
+    if u.tls {
+        return Err(format!("--url {url}: {ONLY_HTTP}"));
+    }
     u.path = match u.path.trim_end_matches('/') {
         "" => FILES_PREFIX.to_string(),
         p => format!("{p}/"),
@@ -362,6 +369,15 @@ fn remaining(deadline: Instant) -> io::Result<Duration> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn stress_refuses_https_in_one_line_since_its_client_is_plain() {
+        let e = files_url("https://127.0.0.1:8443/").unwrap_err();
+        assert_eq!(
+            e,
+            "--url https://127.0.0.1:8443/: only http:// URLs are supported"
+        );
+    }
 
     #[test]
     fn a_stopped_run_ends_a_transfer_that_waits_long_before_its_deadline() {

@@ -2,13 +2,14 @@
 //! or fail a request, and close. A child of the engine, so it works on the
 //! worker's own state without widening its visibility.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
+use super::tls_io;
 use super::{is_peer_close, Failure, Phase, Worker, NO_LENGTH};
 
 /// The error kind of a response followed by bytes nobody asked for.
@@ -98,6 +99,7 @@ impl Worker<'_> {
         let trouble = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
         match self.conns[i].phase {
             Phase::Connecting => self.on_connect(i),
+            Phase::Handshaking => self.handshake(i),
             Phase::Sending(_) => {
                 // A server may answer before the request is all sent (an
                 // early 413, or /echo streaming the body back): read it
@@ -133,6 +135,11 @@ impl Worker<'_> {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
             Err(e) => return self.fail(i, Failure::Connect, format!("connect: {e}")),
         }
+        self.start_tls(i);
+    }
+
+    /// The connection is up (TCP, and TLS when asked): the request goes.
+    pub(super) fn connected(&mut self, i: usize) {
         // A kept-alive connection listens for responses only: with WRITABLE
         // too, the ACK of every request wakes the loop for nothing. One
         // epoll_ctl per connection pays for itself over its requests, but
@@ -154,8 +161,9 @@ impl Worker<'_> {
             return;
         };
         let Some(s) = c.stream.as_mut() else { return };
+        let mut tls = c.tls.as_deref_mut();
         while off < req.len() {
-            match s.write(&req[off..]) {
+            match tls_io::write(s, tls.as_deref_mut(), &req[off..]) {
                 Ok(0) => {
                     let msg = "send: connection closed".into();
                     return self.closed_unanswered(i, Failure::Exception, msg);
@@ -177,6 +185,16 @@ impl Worker<'_> {
                 Err(e) => return self.fail(i, Failure::Exception, format!("send: {e}")),
             }
         }
+        // Under TLS the last records may still wait for room.
+        match tls_io::flush(s, tls) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                c.phase = Phase::Sending(off);
+                self.want_writable(i, true);
+                return;
+            }
+            Err(e) => return self.fail(i, Failure::Exception, format!("send: {e}")),
+        }
         if c.counted && self.shared.sends_body {
             self.stats.body_sent += req.len() as u64;
         }
@@ -192,7 +210,7 @@ impl Worker<'_> {
         loop {
             let c = &mut self.conns[i];
             let Some(s) = c.stream.as_mut() else { return };
-            let n = match s.read(&mut self.buf) {
+            let n = match tls_io::read(s, c.tls.as_deref_mut(), &mut self.buf) {
                 Ok(0) => {
                     return match c.parser.feed_eof() {
                         Ok(Some(info)) => self.complete(i, info, false),
@@ -349,7 +367,7 @@ impl Worker<'_> {
             let c = &self.conns[i];
             let busy = matches!(
                 c.phase,
-                Phase::Connecting | Phase::Sending(_) | Phase::Receiving
+                Phase::Connecting | Phase::Handshaking | Phase::Sending(_) | Phase::Receiving
             );
             // ab's -s: how long the socket may sit without progress.
             if busy && now.saturating_duration_since(c.t_active) >= self.shared.timeout {
@@ -359,7 +377,9 @@ impl Worker<'_> {
     }
 
     pub(super) fn close_socket(&mut self, i: usize) {
-        if let Some(mut s) = self.conns[i].stream.take() {
+        let c = &mut self.conns[i];
+        c.tls = None;
+        if let Some(mut s) = c.stream.take() {
             let _ = self.poll.registry().deregister(&mut s);
         }
     }

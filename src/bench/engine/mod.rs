@@ -15,8 +15,10 @@ use super::schedule::{slot_time, slots_before};
 use super::send_timer::SendTimer;
 use super::stats::Stats;
 use crate::http::client::ResponseParser;
+use crate::net::tls::TlsClient;
 
 mod conn_io;
+mod tls_io;
 
 /// How often timeouts are checked and the stop flag is read.
 const TICK: Duration = Duration::from_millis(50);
@@ -46,6 +48,8 @@ pub struct ThreadPlan {
 #[derive(Debug)]
 pub struct Shared {
     pub addr: SocketAddr,
+    /// https: every connection's TLS session comes from here.
+    pub tls: Option<TlsClient>,
     pub request: Bytes,
     /// The request carries a body (-p/-u): whole requests then count as
     /// sent bytes, which is what ab's "Total body sent" adds up.
@@ -112,12 +116,17 @@ enum Phase {
     /// Waiting for the scheduled send time (open loop).
     Parked,
     Connecting,
+    /// TCP is up; the TLS handshake is under way (part of Connect time).
+    Handshaking,
     Sending(usize),
     Receiving,
 }
 
 struct LoadConn {
     stream: Option<TcpStream>,
+    /// The TLS session over `stream` (https only); boxed, since a
+    /// rustls connection is large and plain runs keep a None.
+    tls: Option<Box<rustls::ClientConnection>>,
     phase: Phase,
     parser: ResponseParser,
     /// This request rides on a connection that served an earlier one.
@@ -180,6 +189,7 @@ impl<'a> Worker<'a> {
         let conns = (0..plan.connections)
             .map(|_| LoadConn {
                 stream: None,
+                tls: None,
                 phase: Phase::Free,
                 parser: ResponseParser::new(shared.head_request),
                 reused: false,

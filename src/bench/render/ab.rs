@@ -81,7 +81,17 @@ pub fn ab_report(r: &BenchResult) -> String {
         s.server_software.as_deref().unwrap_or("")
     );
     let _ = writeln!(o, "Server Hostname:        {}", i.host);
-    let _ = writeln!(o, "Server Port:            {}\n", i.port);
+    let _ = writeln!(o, "Server Port:            {}", i.port);
+    if let Some(t) = &s.tls {
+        let _ = writeln!(o, "SSL/TLS Protocol:       {}", t.protocol);
+        if let Some(k) = &t.temp_key {
+            let _ = writeln!(o, "Server Temp Key:        {k}");
+        }
+        if let Some(n) = &t.server_name {
+            let _ = writeln!(o, "TLS Server Name:        {n}");
+        }
+    }
+    o.push('\n');
     let _ = writeln!(o, "Document Path:          {}", i.path);
     // As ab: "Variable" exactly when -l was given; otherwise the first
     // response's length, with mismatches counted under Failed (Length).
@@ -336,6 +346,7 @@ mod tests {
             rate: None,
             warmup: None,
             variable_length,
+            tls: Default::default(),
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

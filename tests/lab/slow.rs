@@ -11,7 +11,7 @@ use super::support::{serial, summary_json, sweep};
 
 /// Slow connections e6 holds (issue 19's figure).
 const MANY: u64 = 2000;
-/// The p99 issue 19 holds event-loop and reactors to beside them.
+/// The p99 issue 19 holds the two event-driven models below to.
 const P99_BOUND_MS: f64 = 10.0;
 
 // model subset: the two event-driven models the issue bounds, and

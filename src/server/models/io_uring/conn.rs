@@ -387,6 +387,12 @@ impl Conn {
         unsafe { libc::shutdown(self.sock.as_raw_fd(), how) };
     }
 
+    /// Forgets input held for the session, which a lingering connection
+    /// will never read.
+    pub fn drop_held(&mut self) {
+        self.held = Vec::new();
+    }
+
     /// Whether the peer's EOF has arrived.
     pub fn peer_closed(&self) -> bool {
         self.eof

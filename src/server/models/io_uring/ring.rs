@@ -141,8 +141,14 @@ pub struct BufRing {
     /// The ring of entries shared with the kernel (page-aligned).
     entries: *mut BufRingEntry,
     layout: Layout,
-    /// The buffers themselves; never moved or resized while registered.
-    bufs: Box<[u8]>,
+    /// The buffers themselves, one allocation never moved while
+    /// registered. A raw pointer, not a slice: the kernel writes buffers
+    /// while we read others, so no reference may cover them all.
+    bufs: *mut u8,
+    bufs_layout: Layout,
+    /// Set when the worker could not wait for the kernel to finish with
+    /// the buffers: then they are never freed.
+    leaked: bool,
     /// Our tail, published to the kernel by `publish`.
     tail: u16,
 }
@@ -158,10 +164,21 @@ impl BufRing {
         if entries.is_null() {
             return Err(io::ErrorKind::OutOfMemory.into());
         }
+        let bufs_layout = Layout::from_size_align(usize::from(RECV_BUFS) * RECV_BUF_SIZE, 4096)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: the layout has a non-zero size.
+        let bufs = unsafe { alloc_zeroed(bufs_layout) };
+        if bufs.is_null() {
+            // SAFETY: allocated just above with this layout, freed once.
+            unsafe { dealloc(entries.cast(), layout) };
+            return Err(io::ErrorKind::OutOfMemory.into());
+        }
         let mut br = BufRing {
             entries,
             layout,
-            bufs: vec![0u8; usize::from(RECV_BUFS) * RECV_BUF_SIZE].into_boxed_slice(),
+            bufs,
+            bufs_layout,
+            leaked: false,
             tail: 0,
         };
         // SAFETY: the entries stay allocated, and the buffers in place,
@@ -186,8 +203,13 @@ impl BufRing {
 
     /// The first `len` bytes the kernel put in buffer `bid`.
     pub fn get(&self, bid: u16, len: usize) -> &[u8] {
+        let bid = bid.min(RECV_BUFS - 1);
         let start = usize::from(bid) * RECV_BUF_SIZE;
-        &self.bufs[start..start + len.min(RECV_BUF_SIZE)]
+        // SAFETY: buffer `bid` lies inside the allocation, and the kernel
+        // handed it to us with this completion: it does not write it again
+        // until `give` returns it, which needs `&mut self`, so not while
+        // this borrow lives.
+        unsafe { std::slice::from_raw_parts(self.bufs.add(start), len.min(RECV_BUF_SIZE)) }
     }
 
     /// Hands buffer `bid` back (seen by the kernel after `publish`).
@@ -196,7 +218,7 @@ impl BufRing {
             return;
         }
         let slot = usize::from(self.tail & (RECV_BUFS - 1));
-        let addr = self.bufs.as_ptr() as u64 + (usize::from(bid) * RECV_BUF_SIZE) as u64;
+        let addr = self.bufs as u64 + (usize::from(bid) * RECV_BUF_SIZE) as u64;
         // SAFETY: `slot` is below RECV_BUFS, the number of entries
         // allocated; the kernel reads only entries between its head and
         // the published tail, and this one is past the published tail.
@@ -219,9 +241,24 @@ impl BufRing {
     }
 }
 
+impl BufRing {
+    /// Never frees the ring or its buffers: for a worker that stopped
+    /// before every receive ended.
+    pub fn leak(&mut self) {
+        self.leaked = true;
+    }
+}
+
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: allocated in `register` with this layout, freed once.
-        unsafe { dealloc(self.entries.cast(), self.layout) };
+        if self.leaked {
+            return;
+        }
+        // SAFETY: both allocated in `register` with these layouts, freed
+        // once.
+        unsafe {
+            dealloc(self.entries.cast(), self.layout);
+            dealloc(self.bufs, self.bufs_layout);
+        }
     }
 }

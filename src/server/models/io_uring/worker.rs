@@ -169,14 +169,7 @@ impl<'a> Worker<'a> {
         let args = SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(1, &args) {
             Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) || submit_can_retry(&e) => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -184,16 +177,29 @@ impl<'a> Worker<'a> {
     /// Moves queued entries into the submission queue, submitting when it
     /// fills.
     fn flush(&mut self) -> io::Result<()> {
-        for e in self.sqes.drain(..) {
+        let (mut sent, mut result) = (0, Ok(()));
+        'entries: for e in &self.sqes {
             // SAFETY: every entry points only at memory that outlives its
             // operation: connections' output (not touched while a send is
             // in flight, kept until the send completes), the boxed wake
             // buffer and the buffer ring, all dropped after the ring.
-            while unsafe { self.ring.submission().push(&e) }.is_err() {
-                self.ring.submit()?;
+            while unsafe { self.ring.submission().push(e) }.is_err() {
+                match self.ring.submit() {
+                    Ok(_) => {}
+                    // A full completion queue (or a signal): the rest waits
+                    // for the next round, after this one's completions are
+                    // reaped, rather than ending the worker.
+                    Err(err) if submit_can_retry(&err) => break 'entries,
+                    Err(err) => {
+                        result = Err(err);
+                        break 'entries;
+                    }
+                }
             }
+            sent += 1;
         }
-        Ok(())
+        self.sqes.drain(..sent);
+        result
     }
 
     fn arm_wake(&mut self) {
@@ -400,6 +406,9 @@ impl<'a> Worker<'a> {
             return;
         }
         if c.linger_until.is_none() && !c.peer_closed() && c.session.conn.should_linger() {
+            // What it holds is never read now; kept, a full hold would
+            // stop the receive that drops the rest (and the linger's end).
+            c.drop_held();
             c.start_close(true);
             c.linger_until = Some(now + LINGER);
             self.touch(token);
@@ -426,6 +435,7 @@ impl<'a> Worker<'a> {
             .stop_started
             .is_some_and(|t| now.duration_since(t) >= TICK);
         let mut dead = Vec::new();
+        let mut lingered = Vec::new();
         for (token, c) in self.conns.iter_mut() {
             if c.closing {
                 continue;
@@ -433,7 +443,7 @@ impl<'a> Worker<'a> {
             if c.linger_until.is_some_and(|t| now >= t) {
                 c.linger_until = None;
                 c.start_close(false);
-                dead.push(token);
+                lingered.push(token);
                 continue;
             }
             if c.linger_until.is_some() {
@@ -456,6 +466,14 @@ impl<'a> Worker<'a> {
         }
         for token in dead {
             self.close(token, now);
+        }
+        // A linger that ended is closed already (`close` would see it
+        // closing and return): it goes now unless an operation of its is
+        // still in flight, whose completion removes it.
+        for token in lingered {
+            if self.conns.get(token).is_some_and(|c| !c.in_flight()) {
+                self.conns.remove(token);
+            }
         }
         let _ = stopping;
         self.drive_touched(now, stopping);
@@ -492,7 +510,15 @@ impl<'a> Worker<'a> {
         let until = Instant::now() + DRAIN_OPS;
         loop {
             self.conns.retain(|_, c| c.in_flight());
-            if (self.conns.is_empty() && !self.wake_armed) || Instant::now() >= until {
+            if self.conns.is_empty() && !self.wake_armed {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                // The kernel may still own buffers of operations that did
+                // not end: leaked, they cannot be written after being freed.
+                std::mem::forget(std::mem::take(&mut self.conns));
+                std::mem::forget(std::mem::replace(&mut self.wake_buf, Box::new(0)));
+                self.bufs.leak();
                 return Ok(());
             }
             self.wait(TICK)?;
@@ -500,4 +526,12 @@ impl<'a> Worker<'a> {
             self.touched.clear();
         }
     }
+}
+
+/// Submit errors that mean "reap completions, then try again".
+fn submit_can_retry(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)
+    )
 }

@@ -216,9 +216,9 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
     // with a load average of 8 on 2 cores) take the load thread's CPU:
     // the fast server then reads 87-91 %. That is what the host-busy
     // warning is for; the flag is held to it on a quiet host only.
-    // The other tests of this binary run beside it too (CI ran the e6
-    // sweep's 2,000 slow clients at the same time: 80-90 %), so the host's
-    // load average at the start counts, by the sweep's own rule.
+    // The other tests of this binary run beside it too (in one CI run the
+    // load thread read 80-90 %), so the host's load average at the start
+    // counts, by the sweep's own rule.
     let cores = loadlab::proc::affinity::allowed_cpus().len() as f64;
     let calm_start = info["host_start"]["loadavg"][0]
         .as_f64()

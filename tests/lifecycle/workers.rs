@@ -110,6 +110,15 @@ fn thread_pool_of_0_workers_grows_on_demand_and_shrinks_when_idle() {
     assert_alive(&server);
 }
 
+/// RLIMIT_NPROC counts every process and thread of user nobody, not only
+/// the server's: tests that run as nobody at the same time would eat each
+/// other's budget (a prefork server's workers left the reactors no room for
+/// their offload threads), so they take turns.
+fn one_nobody_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `loadlab serve ARGS...` as user nobody with at most `nproc` processes
 /// and threads for that user (root is exempt from the limit), from a copy
 /// of the binary in `dir` that nobody may run, stderr to `dir/stderr`.
@@ -185,6 +194,7 @@ fn kill_processes_with(marker: &str) -> Vec<i32> {
 
 #[test]
 fn regression_prefork_left_its_workers_serving_when_a_fork_failed() {
+    let _turn = one_nobody_test_at_a_time();
     // 50 workers with room for about 8 processes: the server must fail in
     // one line and take the workers it did fork with it.
     let (code, err, marker) =
@@ -197,6 +207,7 @@ fn regression_prefork_left_its_workers_serving_when_a_fork_failed() {
 
 #[test]
 fn regression_reactors_panicked_and_hung_when_a_thread_would_not_start() {
+    let _turn = one_nobody_test_at_a_time();
     let (code, err, marker) =
         serve_as_nobody_with_nproc(8, &["--model", "reactors", "--workers", "50"]);
     assert_eq!(code, Some(1), "exited in time with status 1: {err}");
@@ -208,6 +219,7 @@ fn regression_reactors_panicked_and_hung_when_a_thread_would_not_start() {
 
 #[test]
 fn regression_thread_pool_announced_workers_that_never_started() {
+    let _turn = one_nobody_test_at_a_time();
     use std::io::BufRead;
     // 50 threads asked with room for about 12: the pool serves with those
     // that started, says so in one line, and announces that number.

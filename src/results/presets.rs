@@ -60,7 +60,7 @@ impl Preset {
     /// The question the experiment answers, in one sentence.
     pub fn question(self) -> &'static str {
         match self {
-            Preset::E1 => "Under ab's load, how does one event loop compare with a thread per connection as concurrency grows?",
+            Preset::E1 => "Under ab's load, how do one event loop, a thread per connection and every other model compare as concurrency grows?",
             Preset::E2 => "Uploading and downloading large files, how do a thread pool and a process pool of 1, 5 or 50 workers serve 1, 5 or 50 clients?",
             Preset::E3 => "With ten thousand clients at once, how do event-driven servers compare with nginx in time per request, CPU and memory?",
             Preset::E4 => "How does a thread pool's size interact with the cores the server may use?",

@@ -18,17 +18,24 @@ fn e1_quick_preset_runs_with_no_failures() {
     let (stdout, stderr, code) = sweep(&["--preset", "e1", "--quick"], &out);
     assert_eq!(code, 0, "{stderr}");
     let rows = raw::read(&out).unwrap();
+    let models = loadlab::results::models::Model::ALL;
     assert_eq!(
         rows.len(),
-        18,
-        "2 servers x 3 concurrency levels x 3 rounds"
+        models.len() * 3 * 3,
+        "every model x 3 concurrency levels x 3 rounds"
     );
     ok_rows(&rows);
     assert!(rows
         .iter()
         .all(|r| r.non_2xx == 0 && r.experiment == "e1-quick"));
-    // model subset: the two targets of the quick e1 preset.
-    assert!(stdout.contains("model:event-loop") && stdout.contains("model:thread-per-conn"));
+    for m in models {
+        let target = format!("model:{}", m.name());
+        assert!(stdout.contains(&target), "{target} missing from {stdout}");
+        assert!(
+            rows.iter().filter(|r| r.target == target).count() == 9,
+            "{target}: 3 concurrency levels x 3 rounds"
+        );
+    }
 }
 
 #[test]

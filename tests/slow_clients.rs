@@ -313,7 +313,8 @@ fn an_upload_that_queued_behind_a_slow_body_is_not_cut() {
     std::fs::write(&src, &body).unwrap();
     let t0 = Instant::now();
     let out = tool("curl")
-        .args(["-s", "-m", "30", "-w", "\n%{http_code}", "-T"])
+        .args(["-s", "-m", "30", "-w", "\n%{http_code}"])
+        .args(["-H", "Want-Repr-Digest: sha-256=1", "-T"])
         .arg(&src)
         .arg(server.url("/files/up.bin"))
         .output()

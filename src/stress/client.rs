@@ -88,10 +88,12 @@ pub struct Uploaded {
 }
 
 /// Uploads `content` as `name`; returns the server's size and digest.
+/// The digest is asked for (RFC 9530 `Want-Repr-Digest`): the server
+/// computes it only then, and every stress upload is verified with it.
 pub fn upload(ep: &HttpUrl, name: &str, content: &Content, until: Until) -> Result<Uploaded> {
     let mut c = Exchange::open(ep, until)?;
     let head = format!(
-        "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "PUT {}{name} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nWant-Repr-Digest: sha-256=1\r\nConnection: close\r\n\r\n",
         ep.path, ep.host_header(), content.len
     );
     let sent = c

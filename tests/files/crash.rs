@@ -96,7 +96,7 @@ pub fn a_starting_server_leaves_a_live_upload_alone(model: &str) {
     let mut s = env.server.connect();
     s.write_all(
         format!(
-            "PUT /files/live.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "PUT /files/live.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nWant-Repr-Digest: sha-256=1\r\nConnection: close\r\n\r\n",
             body.len()
         )
         .as_bytes(),

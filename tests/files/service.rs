@@ -165,6 +165,8 @@ pub fn curl_round_trip(model: &str) {
     let out = tool("curl")
         .args([
             "-sf",
+            "-H",
+            "Want-Repr-Digest: sha-256=1",
             "-T",
             src.to_str().unwrap(),
             &env.server.url("/files/rt.bin"),

@@ -39,7 +39,7 @@ impl Env {
 
     pub fn put(&self, name: &str, body: &[u8]) -> RawResponse {
         let mut req = format!(
-            "PUT /files/{name} HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "PUT /files/{name} HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nWant-Repr-Digest: sha-256=1\r\nConnection: close\r\n\r\n",
             body.len()
         )
         .into_bytes();

@@ -58,11 +58,6 @@ impl BodyDigest {
         }
     }
 
-    /// An empty block to fill, of the block size's capacity.
-    pub fn empty_block(&self) -> Vec<u8> {
-        Vec::with_capacity(self.block_size)
-    }
-
     /// Adds a filled block and returns an empty one to fill next (the same
     /// allocation when hashing inline, a recycled one otherwise).
     pub fn absorb(&mut self, mut block: Vec<u8>) -> Result<Vec<u8>, HasherGone> {
@@ -171,7 +166,7 @@ mod tests {
     /// Feeds `total` bytes in blocks of `block`, as an upload does.
     fn digest_of(data: &[u8], block: usize) -> [u8; 32] {
         let mut d = BodyDigest::new(block);
-        let mut buf = d.empty_block();
+        let mut buf = Vec::with_capacity(block);
         for chunk in data.chunks(block) {
             buf.extend_from_slice(chunk);
             buf = d.absorb(buf).unwrap();
@@ -199,7 +194,7 @@ mod tests {
     fn small_bodies_are_hashed_inline() {
         let data = pattern(100_000);
         let mut d = BodyDigest::new(8192);
-        let mut buf = d.empty_block();
+        let mut buf = Vec::with_capacity(8192);
         for chunk in data.chunks(8192) {
             buf.extend_from_slice(chunk);
             buf = d.absorb(buf).unwrap();
@@ -219,7 +214,7 @@ mod tests {
     fn an_abandoned_upload_ends_its_hashing_thread() {
         let mut d = BodyDigest::new(1 << 20);
         for _ in 0..8 {
-            let mut b = d.empty_block();
+            let mut b = Vec::new();
             b.resize(1 << 20, 7);
             d.absorb(b).unwrap();
         }

@@ -87,7 +87,7 @@ pub fn digest(dir: &Path, name: &str) -> Response {
         &FileDigest {
             name,
             size: read,
-            sha256: hex(&hasher.finalize()),
+            sha256: Some(hex(&hasher.finalize())),
         },
     )
 }

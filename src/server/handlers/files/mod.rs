@@ -11,6 +11,7 @@ mod download;
 mod listing;
 pub mod name;
 mod reply;
+mod repr_digest;
 
 pub mod stale;
 mod upload;
@@ -62,6 +63,7 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             name,
             app.max_upload,
             conditions,
+            repr_digest::wants_sha256(head),
         ))),
         Method::Delete => {
             let (dir, name) = owned();

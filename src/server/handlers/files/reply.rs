@@ -20,7 +20,9 @@ pub(super) const NO_CACHE: &str = "Cache-Control: no-cache\r\n";
 pub(super) struct FileDigest<'a> {
     pub name: &'a str,
     pub size: u64,
-    pub sha256: String,
+    /// Left out of an upload's answer unless the client asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// A JSON response, not to be reused without revalidation (`NO_CACHE`);

@@ -1,12 +1,15 @@
 //! PUT/POST of one file: the body streams into a temporary file in the
-//! upload directory while its SHA-256 is computed; at the end the file is
+//! upload directory, and when the client asks for it (RFC 9530
+//! `Want-Repr-Digest: sha-256`) its SHA-256 is computed on the way, since
+//! hashing costs about as much CPU as receiving and writing; at the end the file is
 //! fsynced and renamed over the name, in a job (`finish` defers it), so an
 //! event loop does not wait for the disk. The rename happens under the
 //! directory's commit lock, after the request's preconditions are checked
 //! once more (see `commit`): the loser of two racing conditional uploads
 //! gets 412 and its temporary file is removed. Memory stays constant whatever the
 //! size: the body is gathered into blocks of fixed size, each written and
-//! then hashed (on a thread of its own for a large upload, see `digest`).
+//! then, if asked, hashed (on a thread of its own for a large upload, see
+//! `digest`).
 //!
 //! The temporary file is a `NamedTempFile`: dropping the sink without
 //! `finish` (client gone, bad framing, timeout, 413, ENOSPC) unlinks it, so
@@ -25,6 +28,7 @@ use tempfile::NamedTempFile;
 use super::commit;
 use super::digest::BodyDigest;
 use super::reply::{hex, href, json, write_failure, FileDigest};
+use super::repr_digest;
 use super::stale;
 use crate::results::files::TEMP_PREFIX;
 use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
@@ -71,7 +75,8 @@ struct Store {
     /// Created on the first byte (or at the end of an empty body), so a
     /// request refused before its body is read never touches the disk.
     tmp: Option<NamedTempFile>,
-    digest: BodyDigest,
+    /// The body's SHA-256 so far, when the client asked for it.
+    digest: Option<BodyDigest>,
     /// Bytes written to the file so far.
     written: u64,
     /// Offset up to which writeback has been started.
@@ -81,7 +86,13 @@ struct Store {
 }
 
 impl Upload {
-    pub fn new(dir: &Path, name: String, max: u64, conditions: Conditions) -> Self {
+    pub fn new(
+        dir: &Path,
+        name: String,
+        max: u64,
+        conditions: Conditions,
+        want_digest: bool,
+    ) -> Self {
         Upload {
             dir: dir.to_path_buf(),
             name,
@@ -89,7 +100,7 @@ impl Upload {
             conditions,
             store: Arc::new(Mutex::new(Store {
                 tmp: None,
-                digest: BodyDigest::new(BLOCK),
+                digest: want_digest.then(|| BodyDigest::new(BLOCK)),
                 written: 0,
                 writeback_from: 0,
                 spare: None,
@@ -110,8 +121,8 @@ impl Upload {
         let mut store = self.store()?;
         if store.tmp.is_none() {
             store.tmp = Some(create_temp(&self.dir)?);
-            let block = store.digest.empty_block();
             drop(store);
+            let block = Vec::with_capacity(BLOCK);
             self.pending = block;
         }
         Ok(())
@@ -123,7 +134,7 @@ impl Upload {
         Ok(store
             .spare
             .take()
-            .unwrap_or_else(|| store.digest.empty_block()))
+            .unwrap_or_else(|| Vec::with_capacity(BLOCK)))
     }
 
     /// The rest of the body written, the digest finished, the file made
@@ -137,23 +148,31 @@ impl Upload {
                 let body = FileDigest {
                     name: &self.name,
                     size: self.size,
-                    sha256: hex(&sha256),
+                    sha256: sha256.as_ref().map(|d| hex(d)),
                 };
-                json(if created { 201 } else { 200 }, &body).header("Location", &href(&self.name))
+                let resp = json(if created { 201 } else { 200 }, &body)
+                    .header("Location", &href(&self.name));
+                match sha256 {
+                    Some(d) => resp.header("Repr-Digest", &repr_digest::sha256_field(&d)),
+                    None => resp,
+                }
             }
             Err(resp) => resp,
         }
     }
 
-    /// Writes and hashes what is left of the body; returns the digest.
-    fn complete(&mut self) -> Result<[u8; 32], Response> {
+    /// Writes (and hashes, if asked) what is left of the body; returns
+    /// the digest, if asked.
+    fn complete(&mut self) -> Result<Option<[u8; 32]>, Response> {
         self.open()?;
         let last = std::mem::take(&mut self.pending);
         let mut store = self.store()?;
         store.flush(last)?;
-        std::mem::replace(&mut store.digest, BodyDigest::new(BLOCK))
-            .finish()
-            .map_err(|_| Response::error(500))
+        store
+            .digest
+            .take()
+            .map(|d| d.finish().map_err(|_| Response::error(500)))
+            .transpose()
     }
 
     /// Makes the file durable and moves it into place. Returns whether the
@@ -212,14 +231,17 @@ fn create_temp(dir: &Path) -> Result<NamedTempFile, Response> {
 }
 
 impl Store {
-    /// Writes a block, then passes it to the digest; keeps the emptied
-    /// block for the next one.
-    fn flush(&mut self, block: Vec<u8>) -> Result<(), Response> {
+    /// Writes a block, then passes it to the digest if there is one;
+    /// keeps the emptied block for the next one.
+    fn flush(&mut self, mut block: Vec<u8>) -> Result<(), Response> {
         self.write(&block)?;
-        let empty = self
-            .digest
-            .absorb(block)
-            .map_err(|_| Response::error(500))?;
+        let empty = match &mut self.digest {
+            Some(d) => d.absorb(block).map_err(|_| Response::error(500))?,
+            None => {
+                block.clear();
+                block
+            }
+        };
         self.spare = Some(empty);
         Ok(())
     }

@@ -221,8 +221,11 @@ impl<'a> Worker<'a> {
         let ud = user_data(Op::Accept, 0, 0);
         match (&self.listener, self.accepting) {
             (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
+                // Nonblocking, so a splice to a full socket answers EAGAIN
+                // rather than holding an io-wq thread (see conn's
+                // SPLICE_FLAGS); receives and sends wait in the ring anyway.
                 let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
-                    .flags(libc::SOCK_CLOEXEC)
+                    .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
                     .build()
                     .user_data(ud);
                 self.sqes.push(e);
@@ -251,7 +254,7 @@ impl<'a> Worker<'a> {
             match op {
                 Op::Accept => self.on_accept(res, flags, now),
                 Op::Recv => self.on_recv(token, gen, res, flags, now, stopping),
-                Op::Send | Op::SpliceIn | Op::SpliceOut => {
+                Op::Send | Op::SpliceIn | Op::SpliceOut | Op::Writable => {
                     if let Some(c) = self.conn(token, gen) {
                         if !c.on_sent(op, res, now) {
                             self.close(token, now);

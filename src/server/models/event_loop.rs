@@ -18,7 +18,7 @@ use crate::server::handlers::App;
 use crate::server::offload::Offload;
 use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
-use crate::server::shutdown::TICK;
+use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
 
@@ -344,17 +344,10 @@ impl<'a> Reactor<'a> {
 
     /// Once a tick: deadlines, and idle connections closed when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        if now.duration_since(self.last_sweep) < TICK {
+        let Some(due) = sweep_due(&mut self.last_sweep, now, self.stop_started) else {
             return;
-        }
-        self.last_sweep = now;
-        // Idle connections are closed once shutdown is a tick old:
-        // requests their clients sent just before it are answered (with
-        // `Connection: close`) rather than reset unread.
-        let close_idle = self
-            .stop_started
-            .is_some_and(|t| now.duration_since(t) >= TICK);
-        self.sweep(now, stopping, close_idle);
+        };
+        self.sweep(now, stopping, due.close_idle);
         self.accept_pending |= self.listener.is_some() && self.conns.len() < self.max_conns;
     }
 

@@ -3,10 +3,9 @@
 //! provided-buffer ring, every response of a round submitted in one
 //! io_uring_enter, files spliced to the socket through a pipe (both
 //! nonblocking: a full socket is waited for in the ring, with POLLOUT, not
-//! on an io-wq kernel thread). Each
-//! connection drives the same `Session` as every other model; blocking
-//! file work goes to the shared `Offload` pool, whose results wake the ring
-//! through an eventfd it reads.
+//! on an io-wq kernel thread). Each connection drives the same `Session`
+//! as every other model; blocking file work goes to the shared `Offload`
+//! pool, whose results wake the ring through an eventfd it reads.
 
 mod conn;
 mod ring;

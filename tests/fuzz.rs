@@ -207,7 +207,7 @@ fn random_requests_through_the_handlers_never_panic() {
                 break;
             }
             let before = s.out.queued();
-            let _ = s.out.write_to(&mut sink);
+            let _ = s.out.write_to(&mut sink, u64::MAX);
             if s.out.queued() == before && s.out.is_empty() {
                 // Nothing to write and nothing more can arrive: the
                 // session must have ended or be idle at EOF.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
-use rustls::crypto::{ring, CryptoProvider};
+use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
@@ -280,6 +280,33 @@ impl TlsSession {
 #[derive(Debug)]
 struct NoVerify(Arc<CryptoProvider>);
 
+/// rustls's check of one TLS version's handshake signature.
+type SignatureCheck = fn(
+    &[u8],
+    &CertificateDer<'_>,
+    &DigitallySignedStruct,
+    &WebPkiSupportedAlgorithms,
+) -> Result<HandshakeSignatureValid, rustls::Error>;
+
+impl NoVerify {
+    /// Checks a handshake signature with `check` and the provider's
+    /// algorithms: TLS 1.2 and 1.3 differ only in the check.
+    fn signature(
+        &self,
+        check: SignatureCheck,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        check(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+}
+
 impl ServerCertVerifier for NoVerify {
     fn verify_server_cert(
         &self,
@@ -298,8 +325,7 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls12_signature(message, cert, dss, algs)
+        self.signature(rustls::crypto::verify_tls12_signature, message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -308,8 +334,7 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let algs = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls13_signature(message, cert, dss, algs)
+        self.signature(rustls::crypto::verify_tls13_signature, message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

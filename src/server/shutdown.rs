@@ -13,6 +13,28 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 /// that cannot wait on the wake-up descriptor poll with this bound.
 pub const TICK: Duration = Duration::from_millis(100);
 
+/// A sweep of an event-driven model's connections (deadlines, idle
+/// connections at shutdown) that is due now; see `sweep_due`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sweep {
+    /// Idle connections are closed: shutdown is a tick old, so requests
+    /// their clients sent just before it were answered (with `Connection:
+    /// close`) rather than reset unread.
+    pub close_idle: bool,
+}
+
+/// Whether a model's once-a-TICK sweep is due at `now`, given when it last
+/// swept (moved to `now` when due) and when shutdown began.
+pub fn sweep_due(last: &mut Instant, now: Instant, stop_started: Option<Instant>) -> Option<Sweep> {
+    if now.duration_since(*last) < TICK {
+        return None;
+    }
+    *last = now;
+    Some(Sweep {
+        close_idle: stop_started.is_some_and(|t| now.duration_since(t) >= TICK),
+    })
+}
+
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 /// The eventfd the signal handler writes to (-1: none), so that threads
 /// waiting in poll or epoll on it wake at once, not one TICK later.

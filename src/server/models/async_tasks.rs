@@ -27,6 +27,7 @@ use crate::http::{Limits, Phase};
 use crate::server::accept::{is_transient, ConnLimit, ConnSlot, ACCEPT_BACKOFF};
 use crate::server::handlers::{App, Response};
 use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
+use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
@@ -303,8 +304,14 @@ impl Conn {
             if !self.session.out.is_empty() {
                 match self.write() {
                     // Drained: pipelined requests may be waiting.
-                    Ok(true) => continue,
-                    Ok(false) => {
+                    Ok(Wrote::All) => continue,
+                    // A fast reader of a large response does not keep its
+                    // worker from the other tasks.
+                    Ok(Wrote::Budget) => {
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
+                    Ok(Wrote::Blocked) => {
                         if !self.wait(shared, Some(Interest::WRITABLE)).await {
                             return;
                         }
@@ -399,26 +406,25 @@ impl Conn {
         Ok(())
     }
 
-    /// Writes queued output: true once all is written, false when the
-    /// socket is full.
-    fn write(&mut self) -> io::Result<bool> {
+    /// Writes queued output, up to one turn's budget.
+    fn write(&mut self) -> io::Result<Wrote> {
         let Conn {
             stream, session, ..
         } = self;
         let r = stream.try_io(Interest::WRITABLE, || {
-            match session.out.write_to(&mut Raw(stream)) {
+            match session.out.write_to(&mut Raw(stream), WRITE_BUDGET) {
                 // Said as an error, so the runtime forgets the readiness
                 // and the next wait is for a fresh writable edge.
-                Ok(false) => Err(io::ErrorKind::WouldBlock.into()),
+                Ok(Wrote::Blocked) => Err(io::ErrorKind::WouldBlock.into()),
                 r => r,
             }
         });
         match r {
-            Ok(_) => {
+            Ok(w) => {
                 session.on_write(Instant::now());
-                Ok(true)
+                Ok(w)
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Wrote::Blocked),
             Err(e) => Err(e),
         }
     }

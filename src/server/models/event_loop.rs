@@ -16,8 +16,9 @@ use slab::Slab;
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::handlers::App;
 use crate::server::offload::Offload;
+use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
-use crate::server::shutdown::TICK;
+use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
 
@@ -343,17 +344,10 @@ impl<'a> Reactor<'a> {
 
     /// Once a tick: deadlines, and idle connections closed when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        if now.duration_since(self.last_sweep) < TICK {
+        let Some(due) = sweep_due(&mut self.last_sweep, now, self.stop_started) else {
             return;
-        }
-        self.last_sweep = now;
-        // Idle connections are closed once shutdown is a tick old:
-        // requests their clients sent just before it are answered (with
-        // `Connection: close`) rather than reset unread.
-        let close_idle = self
-            .stop_started
-            .is_some_and(|t| now.duration_since(t) >= TICK);
-        self.sweep(now, stopping, close_idle);
+        };
+        self.sweep(now, stopping, due.close_idle);
         self.accept_pending |= self.listener.is_some() && self.conns.len() < self.max_conns;
     }
 
@@ -463,9 +457,13 @@ fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> D
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
-            match c.session.out.write_to(&mut c.stream) {
-                Ok(true) => c.session.on_write(Instant::now()),
-                Ok(false) => return Drive::Wait,
+            match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
+                Ok(Wrote::All) => c.session.on_write(Instant::now()),
+                Ok(Wrote::Blocked) => return Drive::Wait,
+                // A fast reader of a large response takes its turn like
+                // everyone else; the socket still takes more, so no edge
+                // will come: revisited next round.
+                Ok(Wrote::Budget) => return Drive::Again,
                 Err(_) => return Drive::Close,
             }
             // Output drained: pipelined requests may be waiting.

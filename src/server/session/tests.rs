@@ -5,6 +5,8 @@ use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use crate::server::outq::Wrote;
+
 const S: Duration = Duration::from_secs(1);
 
 fn limits() -> Limits {
@@ -67,7 +69,7 @@ fn after_a_response_the_idle_and_next_head_clocks_start_fresh() {
     let t0 = Instant::now();
     let mut s = started(t0, b"GET /bytes/1 HTTP/1.1\r\nHost: t\r\n\r\n");
     let (mut a, _b) = UnixStream::pair().unwrap();
-    assert!(s.out.write_to(&mut a).unwrap());
+    assert_eq!(s.out.write_to(&mut a, u64::MAX).unwrap(), Wrote::All);
     let t1 = t0 + 4 * S;
     assert_eq!(s.deadline(t1), Some(t1 + 5 * S), "idle keep-alive");
     arrive(&mut s, t1 + S, b"G");
@@ -156,14 +158,14 @@ fn a_reader_must_take_the_response_at_the_minimum_rate() {
     a.set_nonblocking(true).unwrap();
     // The first write fills the socket buffer: more than one window's
     // due, so the next window starts, but no more credit is banked.
-    let _ = s.out.write_to(&mut a);
+    let _ = s.out.write_to(&mut a, u64::MAX);
     assert!(!s.out.is_empty());
     assert_eq!(s.deadline(t0 + S), Some(t0 + 31 * S));
     // The reader then takes a little at a time: the window stays.
     let mut buf = [0u8; 100];
     for i in 2..10 {
         b.read_exact(&mut buf).unwrap();
-        let _ = s.out.write_to(&mut a);
+        let _ = s.out.write_to(&mut a, u64::MAX);
         assert_eq!(s.deadline(t0 + i * S), Some(t0 + 31 * S));
     }
 }

@@ -26,6 +26,12 @@ pub const HELD_MAX: usize = 64 * 1024;
 /// Most bytes one splice moves from a file into the connection's pipe:
 /// the default pipe capacity, so the splice never waits for the pipe.
 const SPLICE_CHUNK: u32 = 64 * 1024;
+/// Splices never wait inside the kernel: io_uring runs every splice on an
+/// io-wq thread, and one that waited for a slow reader would hold that
+/// thread for as long as the reader stalls (one kernel thread per stalled
+/// reader). With the socket and pipe nonblocking a full socket answers
+/// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
+const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
 
 /// A finished task on its way back to a ring: token, generation, result.
 pub type Done = (usize, u32, TaskDone);
@@ -64,6 +70,9 @@ enum Sending {
     Bytes,
     SpliceIn,
     SpliceOut,
+    /// Waiting in the ring for the socket to take more (POLLOUT), after a
+    /// splice to it found it full; the splice is submitted again after.
+    Writable,
 }
 
 pub struct Conn {
@@ -86,6 +95,9 @@ pub struct Conn {
     pipe: Option<(OwnedFd, OwnedFd)>,
     /// Bytes in the pipe not yet spliced to the socket.
     in_pipe: u32,
+    /// The last splice to the socket found it full: wait for POLLOUT
+    /// before the next.
+    socket_full: bool,
     /// Being closed: its socket is shut down and it is removed once its
     /// last operation completes (the kernel may still use its buffers).
     pub closing: bool,
@@ -110,6 +122,7 @@ impl Conn {
             done: None,
             pipe: None,
             in_pipe: 0,
+            socket_full: false,
             closing: false,
             linger_until: None,
             touched: false,
@@ -218,11 +231,19 @@ impl Conn {
     /// finished (the peer is gone, or a file shrank).
     pub fn on_sent(&mut self, op: Op, res: i32, now: Instant) -> bool {
         let was = std::mem::replace(&mut self.sending, Sending::Idle);
+        if op == Op::SpliceOut && res == -libc::EAGAIN {
+            self.socket_full = true; // `drive` waits for POLLOUT, then splices
+            return true;
+        }
         if res == -libc::EINTR || res == -libc::EAGAIN {
             return true; // resubmitted by `drive`
         }
         if res < 0 || self.closing {
             return false;
+        }
+        if op == Op::Writable {
+            self.socket_full = false;
+            return true; // the splice follows from `drive`
         }
         let n = res as usize;
         let fd = self.sock.as_fd();
@@ -305,9 +326,18 @@ impl Conn {
     /// False when it cannot (no descriptor left for a pipe).
     fn submit_output(&mut self, token: usize, sqes: &mut Vec<squeue::Entry>) -> bool {
         let sock = types::Fd(self.sock.as_raw_fd());
+        if self.in_pipe > 0 && self.socket_full {
+            let e = opcode::PollAdd::new(sock, libc::POLLOUT as u32)
+                .build()
+                .user_data(user_data(Op::Writable, token, self.gen));
+            sqes.push(e);
+            self.sending = Sending::Writable;
+            return true;
+        }
         if self.in_pipe > 0 {
             if let Some((r, _)) = &self.pipe {
                 let e = opcode::Splice::new(types::Fd(r.as_raw_fd()), -1, sock, -1, self.in_pipe)
+                    .flags(SPLICE_FLAGS)
                     .build()
                     .user_data(user_data(Op::SpliceOut, token, self.gen));
                 sqes.push(e);
@@ -338,6 +368,7 @@ impl Conn {
                 let n = len.min(u64::from(SPLICE_CHUNK)) as u32;
                 let off = i64::try_from(offset).unwrap_or(i64::MAX);
                 let e = opcode::Splice::new(file, off, types::Fd(w.as_raw_fd()), -1, n)
+                    .flags(SPLICE_FLAGS)
                     .build()
                     .user_data(user_data(Op::SpliceIn, token, self.gen));
                 (e, Sending::SpliceIn)
@@ -406,11 +437,12 @@ pub fn cancel(ud: u64) -> squeue::Entry {
         .user_data(user_data(Op::Cancel, 0, 0))
 }
 
-/// A pipe to splice files through; None when out of descriptors.
+/// A pipe to splice files through, nonblocking (see `SPLICE_FLAGS`);
+/// None when out of descriptors.
 fn new_pipe() -> Option<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe2 writes two descriptors into the array it is given.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
         return None;
     }
     // SAFETY: both descriptors are new and owned by nothing else.

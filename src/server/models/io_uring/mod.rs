@@ -1,10 +1,11 @@
 //! The `io-uring` model: one io_uring per worker thread, each with its own
 //! SO_REUSEPORT listener, multishot accept, multishot receives into a
 //! provided-buffer ring, every response of a round submitted in one
-//! io_uring_enter, files spliced to the socket through a pipe. Each
-//! connection drives the same `Session` as every other model; blocking
-//! file work goes to the shared `Offload` pool, whose results wake the ring
-//! through an eventfd it reads.
+//! io_uring_enter, files spliced to the socket through a pipe (both
+//! nonblocking: a full socket is waited for in the ring, with POLLOUT, not
+//! on an io-wq kernel thread). Each connection drives the same `Session`
+//! as every other model; blocking file work goes to the shared `Offload`
+//! pool, whose results wake the ring through an eventfd it reads.
 
 mod conn;
 mod ring;
@@ -33,6 +34,9 @@ enum Op {
     SpliceIn,
     /// The connection's pipe to its socket.
     SpliceOut,
+    /// The connection's socket can take more (POLLOUT) after a splice
+    /// found it full.
+    Writable,
     /// The offload pool's eventfd was written.
     Wake,
     /// The shutdown descriptor turned readable.
@@ -49,6 +53,7 @@ impl Op {
             Op::Send,
             Op::SpliceIn,
             Op::SpliceOut,
+            Op::Writable,
             Op::Wake,
             Op::Stop,
             Op::Cancel,

@@ -20,7 +20,7 @@ use super::{decode, user_data, Op};
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::offload::Offload;
 use crate::server::session::Session;
-use crate::server::shutdown::TICK;
+use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::{ServerConfig, Shutdown};
 
 /// How long a connection closed with unread input keeps reading (and
@@ -221,8 +221,11 @@ impl<'a> Worker<'a> {
         let ud = user_data(Op::Accept, 0, 0);
         match (&self.listener, self.accepting) {
             (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
+                // Nonblocking, so a splice to a full socket answers EAGAIN
+                // rather than holding an io-wq thread (see conn's
+                // SPLICE_FLAGS); receives and sends wait in the ring anyway.
                 let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
-                    .flags(libc::SOCK_CLOEXEC)
+                    .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
                     .build()
                     .user_data(ud);
                 self.sqes.push(e);
@@ -251,7 +254,7 @@ impl<'a> Worker<'a> {
             match op {
                 Op::Accept => self.on_accept(res, flags, now),
                 Op::Recv => self.on_recv(token, gen, res, flags, now, stopping),
-                Op::Send | Op::SpliceIn | Op::SpliceOut => {
+                Op::Send | Op::SpliceIn | Op::SpliceOut | Op::Writable => {
                     if let Some(c) = self.conn(token, gen) {
                         if !c.on_sent(op, res, now) {
                             self.close(token, now);
@@ -405,7 +408,10 @@ impl<'a> Worker<'a> {
         if c.closing {
             return;
         }
-        if c.linger_until.is_none() && !c.peer_closed() && c.session.conn.should_linger() {
+        // A connection that lingered (its time is up, or its peer closed)
+        // is closed outright.
+        let lingered = c.linger_until.take().is_some();
+        if !lingered && !c.peer_closed() && c.session.conn.should_linger() {
             // What it holds is never read now; kept, a full hold would
             // stop the receive that drops the rest (and the linger's end).
             c.drop_held();
@@ -424,29 +430,18 @@ impl<'a> Worker<'a> {
     /// Once a tick: deadlines, lingering ends, and idle connections closed
     /// when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        if now.duration_since(self.last_sweep) < TICK {
+        let Some(due) = sweep_due(&mut self.last_sweep, now, self.stop_started) else {
             return;
-        }
-        self.last_sweep = now;
-        // Idle connections are closed once shutdown is a tick old:
-        // requests their clients sent just before it are answered (with
-        // `Connection: close`) rather than reset unread.
-        let close_idle = self
-            .stop_started
-            .is_some_and(|t| now.duration_since(t) >= TICK);
+        };
         let mut dead = Vec::new();
-        let mut lingered = Vec::new();
         for (token, c) in self.conns.iter_mut() {
             if c.closing {
                 continue;
             }
-            if c.linger_until.is_some_and(|t| now >= t) {
-                c.linger_until = None;
-                c.start_close(false);
-                lingered.push(token);
-                continue;
-            }
-            if c.linger_until.is_some() {
+            if let Some(until) = c.linger_until {
+                if now >= until {
+                    dead.push(token); // `close` ends the linger
+                }
                 continue;
             }
             let expired = c.session.deadline(now).is_some_and(|d| now >= d);
@@ -460,22 +455,13 @@ impl<'a> Worker<'a> {
                     c.touched = true;
                     self.touched.push(token);
                 }
-            } else if close_idle && c.is_idle() && !c.is_sending() {
+            } else if due.close_idle && c.is_idle() && !c.is_sending() {
                 dead.push(token);
             }
         }
         for token in dead {
             self.close(token, now);
         }
-        // A linger that ended is closed already (`close` would see it
-        // closing and return): it goes now unless an operation of its is
-        // still in flight, whose completion removes it.
-        for token in lingered {
-            if self.conns.get(token).is_some_and(|c| !c.in_flight()) {
-                self.conns.remove(token);
-            }
-        }
-        let _ = stopping;
         self.drive_touched(now, stopping);
     }
 

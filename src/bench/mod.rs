@@ -127,6 +127,12 @@ pub fn run_measured(
         run_start: started,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
+        // A time-limited run reports exactly its limit as its length, so
+        // the responses read in the batch that crossed it count in its last
+        // second, not in one after it.
+        last_second: cfg.duration.map_or(u64::MAX, |d| {
+            (d.as_nanos().div_ceil(1_000_000_000) as u64).max(1) - 1
+        }),
         stop: AtomicBool::new(false),
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };

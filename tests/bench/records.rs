@@ -329,3 +329,14 @@ fn records_past_their_bound_and_clashing_files_are_refused_before_the_run() {
     }
     assert!(!Path::new(f).exists(), "nothing written");
 }
+
+#[test]
+fn regression_responses_read_at_the_time_limit_made_a_second_after_it() {
+    // The batch of responses that crosses -t's limit is counted; it went
+    // into second 1 of a 1-second run, a second the run never had.
+    let server = TestServer::start("event-loop", &[]);
+    let v = bench_json(&["-t", "1", "-c", "20", "-k", &server.url("/500B.html")]);
+    let complete = column(&v, "complete");
+    assert_eq!(complete.len(), 1, "{complete:?}");
+    assert_eq!(complete[0], u(&v, "/complete"));
+}

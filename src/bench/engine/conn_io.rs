@@ -356,7 +356,7 @@ impl Worker<'_> {
             };
             let at = now.saturating_duration_since(self.shared.measure_start);
             st.series.record(
-                at.as_secs(),
+                at.as_secs().min(self.shared.last_second),
                 Some(latency),
                 wrong_length && !self.shared.variable_length,
             );
@@ -387,7 +387,8 @@ impl Worker<'_> {
             let at = self
                 .woke
                 .saturating_duration_since(self.shared.measure_start);
-            st.series.record(at.as_secs(), None, true);
+            st.series
+                .record(at.as_secs().min(self.shared.last_second), None, true);
             st.error(msg);
             self.finished += 1;
             self.progress.done.fetch_add(1, Ordering::Relaxed);

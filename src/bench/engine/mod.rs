@@ -68,6 +68,9 @@ pub struct Shared {
     pub measure_start: Instant,
     /// No request starts after this instant.
     pub deadline: Option<Instant>,
+    /// The series' last second (whole seconds since `measure_start`):
+    /// that of the deadline with a time limit, unbounded without.
+    pub last_second: u64,
     /// Set by Ctrl-C handling or the caller to end the run early.
     pub stop: AtomicBool,
     /// Body length of the run's first measured response (ab's Document

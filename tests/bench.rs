@@ -7,6 +7,7 @@ mod bench {
     mod ab_report;
     mod load;
     mod merge;
+    mod records;
     mod requests;
     mod timing;
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use bytes::Bytes;
 
+use super::records::MAX_RECORDS;
 use crate::net::tls::TlsOptions;
 use crate::net::url::HttpUrl;
 
@@ -115,6 +116,8 @@ pub struct BenchConfig {
     pub variable_length: bool,
     /// How an https target is spoken to (ignored for http).
     pub tls: TlsOptions,
+    /// Keep each answered request's timings (`--per-request`, `-g`).
+    pub per_request: bool,
 }
 
 impl BenchConfig {
@@ -137,6 +140,15 @@ impl BenchConfig {
             }
             (_, Some(d)) if d.is_zero() => {
                 return err("the time limit (-t) must be greater than 0")
+            }
+            _ => {}
+        }
+        match self.requests {
+            Some(n) if self.per_request && n > MAX_RECORDS => {
+                return err(format!(
+                    "per-request records (--per-request, -g) keep at most {MAX_RECORDS} requests \
+                     (about 160 MB); -n {n} asks for more"
+                ))
             }
             _ => {}
         }

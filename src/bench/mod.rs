@@ -4,15 +4,17 @@
 
 pub mod config;
 pub mod engine;
+pub mod records;
 pub mod render;
 pub mod result;
 pub mod schedule;
 mod send_timer;
+pub mod series;
 pub mod slow;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 pub use config::{BenchConfig, ConfigError, RequestSpec};
 pub use result::BenchResult;
@@ -20,6 +22,7 @@ pub use stats::Stats;
 
 use crate::net::tls::TlsClient;
 use engine::{Shared, ThreadCounters, ThreadPlan, Worker};
+use records::{Records, MAX_RECORDS};
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
 const FD_HEADROOM: u64 = 64;
@@ -60,6 +63,12 @@ fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
             connections: conns,
             requests,
             rate: cfg.rate.map(|r| r * conns as f64 / c as f64),
+            // Each thread's even share of the bound, or of -n when that is
+            // smaller (a thread's -n share can exceed the even share).
+            record_cap: match cfg.per_request {
+                true => (MAX_RECORDS / threads as u64).max(requests.unwrap_or(0)) as usize,
+                false => 0,
+            },
         });
     }
     out
@@ -98,7 +107,14 @@ pub fn run_measured(
         false => None,
     };
     let started = Instant::now();
-    let measure_start = started + cfg.warmup.unwrap_or(Duration::ZERO);
+    let started_wall = SystemTime::now();
+    let warmup = cfg.warmup.unwrap_or(Duration::ZERO);
+    let measure_start = started + warmup;
+    // The series' second 0, on the wall clock, so runs on other machines
+    // line up with this one (`loadlab merge`).
+    let start_unix_us = (started_wall + warmup)
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
     let shared = Shared {
         addr: cfg.target.addr,
         tls,
@@ -111,13 +127,19 @@ pub fn run_measured(
         run_start: started,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
+        // A time-limited run reports exactly its limit as its length, so
+        // the responses read in the batch that crossed it count in its last
+        // second, not in one after it.
+        last_second: cfg.duration.map_or(u64::MAX, |d| {
+            (d.as_nanos().div_ceil(1_000_000_000) as u64).max(1) - 1
+        }),
         stop: AtomicBool::new(false),
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
     let plans = plans(cfg);
     let progress: Vec<ThreadCounters> = plans.iter().map(|_| ThreadCounters::default()).collect();
     let finished = AtomicBool::new(false);
-    let (stats, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
+    let (mut stats, records, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let handles: Vec<_> = plans
             .iter()
             .zip(&progress)
@@ -153,12 +175,14 @@ pub fn run_measured(
             }
         });
         let mut total = Stats::new(cfg.rate.is_some());
+        let mut records = Vec::new();
         let mut first_err = None;
         for h in handles {
             match h.join() {
                 // One run's threads cannot count past u64::MAX.
-                Ok(Ok(s)) => {
+                Ok(Ok((s, r))) => {
                     total.merge(&s);
+                    records.push(r);
                 }
                 Ok(Err(e)) => first_err = Some(anyhow::Error::from(e)),
                 Err(_) => first_err = Some(anyhow::anyhow!("a load thread panicked")),
@@ -169,9 +193,10 @@ pub fn run_measured(
         let _ = watcher.join();
         match first_err {
             Some(e) => Err(e),
-            None => Ok((total, ended)),
+            None => Ok((total, Records::gather(records), ended)),
         }
     })?;
+    stats.series.start_unix_us = Some(start_unix_us);
     let elapsed = match cfg.duration {
         // A run ended by its time limit lasted exactly that long; requests
         // still in flight then are reported as such, not counted.
@@ -185,7 +210,9 @@ pub fn run_measured(
             waited: Duration::from_nanos(p.wait_ns.load(Ordering::Relaxed)),
         })
         .collect();
-    Ok((BenchResult::new(cfg, stats, elapsed), thread_cpu))
+    let mut result = BenchResult::new(cfg, stats, elapsed);
+    result.records = records;
+    Ok((result, thread_cpu))
 }
 
 fn progress_bar(cfg: &BenchConfig) -> indicatif::ProgressBar {

@@ -8,10 +8,17 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::config::BenchConfig;
+use super::records::Records;
+use super::series::{Series, SeriesJson};
 use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stats, Summary};
 
-/// Identifies the JSON layout; bump on any incompatible change.
-pub const SCHEMA_ID: &str = "loadlab.bench/v1";
+/// Identifies the JSON layout; bump on any incompatible change. v2 added
+/// the per-second `series` (and its start time).
+pub const SCHEMA_ID: &str = "loadlab.bench/v2";
+
+/// Layouts this version still reads: v1 files are v2 files without a
+/// series.
+const READS: [&str; 2] = ["loadlab.bench/v1", SCHEMA_ID];
 
 /// Open loop: an achieved rate below this share of `--rate` is warned
 /// about, because the latencies then describe a lighter load than asked.
@@ -43,6 +50,9 @@ pub struct BenchResult {
     pub info: RunInfo,
     pub elapsed: Duration,
     pub stats: Stats,
+    /// Per-request records when asked for (`--per-request`, `-g`); never
+    /// in the JSON, empty in results read back from it.
+    pub records: Records,
 }
 
 impl BenchResult {
@@ -66,6 +76,7 @@ impl BenchResult {
             },
             elapsed,
             stats,
+            records: Records::default(),
         }
     }
 
@@ -142,6 +153,7 @@ impl BenchResult {
             return Err(MergeError::MixedKeepAlive { other });
         }
         let mut out = first.clone();
+        out.records = Records::default();
         for r in &results[1..] {
             if r.info.url != out.info.url || r.info.method != out.info.method {
                 eprintln!(
@@ -170,6 +182,11 @@ impl BenchResult {
             out.info.rate = out.info.rate.zip(r.info.rate).map(|(a, b)| a + b);
             out.info.accept_variable_length |= r.info.accept_variable_length;
         }
+        // Stats::merge added the series second k to second k; runs started
+        // at different times are laid out on their start times instead (and
+        // without a start time for each, there is no merged series).
+        out.stats.series =
+            Series::merge_aligned(results.iter().map(|r| &r.stats.series)).unwrap_or_default();
         Ok(out)
     }
 }
@@ -228,7 +245,7 @@ pub struct Histograms {
     pub corrected_connect: Option<String>,
 }
 
-/// The JSON document (`docs/schema/bench-v1.schema.json` describes it).
+/// The JSON document (`docs/schema/bench-v2.schema.json` describes it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchJson {
     pub schema: String,
@@ -279,6 +296,10 @@ pub struct BenchJson {
     #[serde(default)]
     pub achieved_rate: Option<f64>,
     pub histograms: Histograms,
+    /// Requests over time, per second since measuring began (absent in v1
+    /// files, and in merges of runs of which one had none).
+    #[serde(default)]
+    pub series: Option<SeriesJson>,
 }
 
 impl BenchJson {
@@ -340,12 +361,13 @@ impl BenchJson {
                 corrected: l.corrected.as_ref().map(encode_histogram),
                 corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
             },
+            series: SeriesJson::of(&s.series),
         }
     }
 
     /// Rebuilds a result (counters and full histograms) from its JSON.
     pub fn into_result(self) -> anyhow::Result<BenchResult> {
-        if self.schema != SCHEMA_ID {
+        if !READS.contains(&self.schema.as_str()) {
             anyhow::bail!(
                 "unsupported schema '{}' (this loadlab reads {SCHEMA_ID})",
                 self.schema
@@ -385,6 +407,11 @@ impl BenchJson {
             server_software: self.server_software,
             tls: self.tls,
             latency,
+            series: self
+                .series
+                .map(SeriesJson::into_series)
+                .transpose()?
+                .unwrap_or_default(),
         };
         // A hand-edited or foreign file may hold any number here.
         let elapsed = Duration::try_from_secs_f64(self.time_taken_s).map_err(|_| {
@@ -397,6 +424,7 @@ impl BenchJson {
             info: self.run,
             elapsed,
             stats,
+            records: Records::default(),
         })
     }
 }
@@ -423,6 +451,7 @@ mod tests {
             warmup: None,
             variable_length: accept_variable_length,
             tls: Default::default(),
+            per_request: false,
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+use super::series::Series;
+
 /// Histogram range: 1 µs .. 1 hour, 3 significant digits.
 const HIST_MAX_US: u64 = 3_600_000_000;
 const HIST_SIGFIG: u8 = 3;
@@ -155,6 +157,8 @@ pub struct Stats {
     /// https: the first session negotiated (ab's TLS lines).
     pub tls: Option<crate::net::tls::TlsSession>,
     pub latency: Latencies,
+    /// Requests over time, per second since measuring began.
+    pub series: Series,
 }
 
 impl Stats {
@@ -179,6 +183,7 @@ impl Stats {
             server_software: None,
             tls: None,
             latency: Latencies::new(open_loop),
+            series: Series::default(),
         }
     }
 
@@ -296,6 +301,12 @@ impl Stats {
             self.tls.clone_from(&o.tls);
         }
         self.latency.merge(&o.latency);
+        // Threads of one run share its start: second k is second k. (Runs
+        // that do not, `BenchResult::merge` aligns on their start times.)
+        self.series.add_shifted(&o.series, 0);
+        if self.series.start_unix_us.is_none() {
+            self.series.start_unix_us = o.series.start_unix_us;
+        }
         over
     }
 }

@@ -9,9 +9,10 @@ use clap::Args;
 
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
-use super::output::{check_writable, emit, same_file};
+use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
-use crate::bench::render::{percentile_csv, render, Format};
+use crate::bench::records::{gnuplot_tsv, per_request_csv, MAX_RECORDS};
+use crate::bench::render::{percentile_csv, render, series_csv, Format};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
@@ -46,6 +47,11 @@ pub struct BenchArgs {
     /// File containing data to PUT (remember to also set -T).
     #[arg(short = 'u', value_name = "putfile")]
     pub putfile: Option<PathBuf>,
+    /// Send STRING as the request body (oha's and hey's -d; here -d is
+    /// ab's). The method is POST unless -m says otherwise; the content
+    /// type is -T's, or text/plain. Not with -p or -u.
+    #[arg(long, value_name = "STRING")]
+    pub body: Option<String>,
     /// Content-type header to use for POST/PUT data.
     #[arg(short = 'T', value_name = "content-type")]
     pub content_type: Option<String>,
@@ -131,6 +137,18 @@ pub struct BenchArgs {
     /// per request, e.g. /bytes/262144 (larger /bytes/N are built per request).
     #[arg(long, requires = "slow", value_name = "PATH")]
     pub slow_path: Option<String>,
+    /// Write every answered request's timings to FILE as CSV, in hey's
+    /// `-o csv` columns plus bytes and schedule lag (docs/per-request.md).
+    #[arg(long, value_name = "FILE")]
+    pub per_request: Option<PathBuf>,
+    /// Write all measured values out as a 'gnuplot' or TSV (Tab separate
+    /// values) file, in ab's columns.
+    #[arg(short = 'g', value_name = "gnuplot-file")]
+    pub gnuplot: Option<PathBuf>,
+    /// Write requests per second over time to FILE as CSV: one row per
+    /// second of the run (docs/per-request.md).
+    #[arg(long, value_name = "FILE")]
+    pub series_csv: Option<PathBuf>,
     /// Report format.
     #[arg(long, value_enum, default_value = "ab")]
     pub format: Format,
@@ -178,11 +196,18 @@ impl BenchArgs {
             }
             _ => {}
         }
-        let (body, default_method) = match (&self.postfile, &self.putfile) {
-            (Some(p), _) => (Some(Bytes::from(read(p, "POST")?)), "POST"),
-            (None, Some(p)) => (Some(Bytes::from(read(p, "PUT")?)), "PUT"),
-            (None, None) if self.head => (None, "HEAD"),
-            (None, None) => (None, "GET"),
+        match (&self.body, &self.postfile, &self.putfile, self.head) {
+            (Some(_), Some(_), _, _) => return Err(usage("cannot mix --body with POST (-p)")),
+            (Some(_), _, Some(_), _) => return Err(usage("cannot mix --body with PUT (-u)")),
+            (Some(_), _, _, true) => return Err(usage("cannot mix --body with HEAD (-i)")),
+            _ => {}
+        }
+        let (body, default_method) = match (&self.postfile, &self.putfile, &self.body) {
+            (Some(p), _, _) => (Some(Bytes::from(read(p, "POST")?)), "POST"),
+            (None, Some(p), _) => (Some(Bytes::from(read(p, "PUT")?)), "PUT"),
+            (None, None, Some(b)) => (Some(Bytes::from(b.clone().into_bytes())), "POST"),
+            (None, None, None) if self.head => (None, "HEAD"),
+            (None, None, None) => (None, "GET"),
         };
         let method = self
             .method
@@ -261,6 +286,7 @@ impl BenchArgs {
                 protocol: self.protocol.unwrap_or_default(),
                 ciphers: self.ciphers.clone(),
             },
+            per_request: self.per_request.is_some() || self.gnuplot.is_some(),
         };
         cfg.validate().map_err(|e| usage(e.0))?;
         // Roots, suites and the server name are checked before any load:
@@ -270,14 +296,22 @@ impl BenchArgs {
         }
         // Checked now, not after the load has run and its results would
         // be lost (or one file written and the other not).
-        if let Some(p) = &self.out {
-            check_writable(p, "--out")?;
-        }
-        if let Some(p) = &self.csvfile {
-            check_writable(p, "-e")?;
-            if self.out.as_deref().is_some_and(|o| same_file(o, p)) {
+        let outputs = [
+            ("--out", &self.out),
+            ("-e", &self.csvfile),
+            ("--per-request", &self.per_request),
+            ("-g", &self.gnuplot),
+            ("--series-csv", &self.series_csv),
+        ];
+        let named: Vec<(&str, &PathBuf)> = outputs
+            .iter()
+            .filter_map(|(f, p)| p.as_ref().map(|p| (*f, p)))
+            .collect();
+        for (i, (flag, p)) in named.iter().enumerate() {
+            check_writable(p, flag)?;
+            if let Some((other, _)) = named[..i].iter().find(|(_, o)| same_file(o, p)) {
                 return Err(usage(format!(
-                    "--out and -e name the same file, {}",
+                    "{other} and {flag} name the same file, {}",
                     p.display()
                 )));
             }
@@ -313,6 +347,9 @@ impl BenchArgs {
             format: self.format,
             out: self.out,
             csvfile: self.csvfile,
+            per_request: self.per_request,
+            gnuplot: self.gnuplot,
+            series_csv: self.series_csv,
             quiet: self.quiet,
         };
         Ok((cfg, opts))
@@ -327,6 +364,10 @@ pub struct Options {
     pub format: Format,
     pub out: Option<PathBuf>,
     pub csvfile: Option<PathBuf>,
+    /// Per-request records, hey's CSV (`--per-request`) and ab's TSV (`-g`).
+    pub per_request: Option<PathBuf>,
+    pub gnuplot: Option<PathBuf>,
+    pub series_csv: Option<PathBuf>,
     pub quiet: bool,
 }
 
@@ -365,6 +406,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }
+    write_records(&result, &opts)?;
     // A run with nothing usable has one line to say, and it is not this.
     if let (Some(w), None) = (result.rate_shortfall(), result.stats.nothing_usable()) {
         eprintln!("loadlab: warning: {w}");
@@ -386,4 +428,28 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         true => Ok(()),
         false => Err(Exit::conditions_held(&held)),
     }
+}
+
+/// Writes what `--per-request`, `-g` and `--series-csv` asked for, each
+/// whole or not at all, and says on stderr if the record buffer filled.
+fn write_records(result: &bench::BenchResult, opts: &Options) -> anyhow::Result<()> {
+    let records = &result.records;
+    if let Some(path) = &opts.per_request {
+        write_whole(path, &per_request_csv(records))?;
+    }
+    if let Some(path) = &opts.gnuplot {
+        let start = result.stats.series.start_unix_us.unwrap_or(0);
+        write_whole(path, &gnuplot_tsv(records, start))?;
+    }
+    if records.left_out > 0 {
+        eprintln!(
+            "loadlab: warning: per-request records keep at most {MAX_RECORDS} requests; \
+             {} answered requests after that are not in the file",
+            records.left_out
+        );
+    }
+    if let Some(path) = &opts.series_csv {
+        write_whole(path, &series_csv(result))?;
+    }
+    Ok(())
 }

@@ -22,6 +22,21 @@ pub fn emit(text: &str, out: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
+/// Writes `text` to `path` through a temporary file in the same directory,
+/// renamed over it when complete: a reader (or a full disk, or Ctrl-C)
+/// never leaves a partial file under the name.
+pub fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let fail = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot write {}: {e}", path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| fail(&e))?;
+    tmp.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
+    tmp.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
+}
+
 /// Refuses, before a run, an output file that could not be written after
 /// it: one inside a directory that does not exist, or a path that is a
 /// directory. `flag` names it in the message.

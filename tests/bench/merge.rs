@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::bench::{bench_json, bench_text, u};
+use crate::common::bench::{bench_files, bench_json, bench_text, merge_files, u};
 use crate::common::*;
 use serde_json::Value;
 
@@ -13,40 +13,12 @@ fn merge_of_two_runs_equals_one_run_over_both() {
     let server = TestServer::start("event-loop", &[]);
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/500B.html");
-    let mut files = Vec::new();
-    for (name, n) in [("a.json", "300"), ("b.json", "500")] {
-        let path = dir.path().join(name);
-        let (_, err, code) = bench_text(&[
-            "-q",
-            "-n",
-            n,
-            "-c",
-            "5",
-            "--format",
-            "json",
-            "--out",
-            path.to_str().unwrap(),
-            &url,
-        ]);
-        assert_eq!(code, 0, "{err}");
-        files.push(path);
-    }
-    let out = Command::new(loadlab_bin())
-        .args(["merge", "--format", "json"])
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs: [(&str, &[&str]); 2] = [
+        ("a.json", &["-n", "300", "-c", "5"]),
+        ("b.json", &["-n", "500", "-c", "5"]),
+    ];
+    let (merged, runs) = merge_files(&bench_files(dir.path(), &url, &runs));
     assert_eq!(u(&merged, "/complete"), 800);
-    let runs: Vec<Value> = files
-        .iter()
-        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
-        .collect();
     let mut union = decode_histogram(runs[0]["histograms"]["total"].as_str().unwrap()).unwrap();
     union
         .add(decode_histogram(runs[1]["histograms"]["total"].as_str().unwrap()).unwrap())

@@ -271,3 +271,57 @@ fn head_post_and_put_do_not_mix() {
         assert!(stderr.contains("cannot mix"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn inline_body_is_sent_as_a_post_and_does_not_mix_with_files() {
+    let fake = FakeServer::start(Behaviour::Capture);
+    let url = fake.url("/in");
+    let (r, seen) = capture(&fake, &["-n", "2", "--body", "a=1&b=two", &url]);
+    assert_eq!(r["run"]["method"], "POST");
+    for s in &seen {
+        assert_eq!(s.line, "POST /in HTTP/1.0");
+        assert_eq!(s.all("content-length"), ["9"]);
+        assert_eq!(s.all("content-type"), ["text/plain"], "ab's default");
+        assert_eq!(s.body, b"a=1&b=two");
+    }
+    assert_eq!(u(&r, "/bytes/body_sent"), fake_request_bytes(&seen));
+    // -m and -T apply to it as to -p.
+    let args = [
+        "-n",
+        "1",
+        "--body",
+        "{}",
+        "-m",
+        "PUT",
+        "-T",
+        "application/json",
+        &url,
+    ];
+    let (_, seen) = capture(&fake, &args);
+    assert_eq!(seen[0].line, "PUT /in HTTP/1.0");
+    assert_eq!(seen[0].all("content-type"), ["application/json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("b");
+    std::fs::write(&file, b"x").unwrap();
+    let file = file.to_str().unwrap();
+    for (args, says) in [
+        (
+            &["--body", "x", "-p", file, &url][..],
+            "cannot mix --body with POST (-p)",
+        ),
+        (
+            &["-u", file, "--body", "x", &url][..],
+            "cannot mix --body with PUT (-u)",
+        ),
+        (
+            &["--body", "x", "-i", &url][..],
+            "cannot mix --body with HEAD (-i)",
+        ),
+    ] {
+        let (stdout, stderr, code) = bench_text(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty());
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}

@@ -66,3 +66,37 @@ pub fn body_request(method: &str, body: &[u8], url: &str) -> usize {
     .encode(&loadlab::net::url::HttpUrl::parse(url).unwrap())
     .len()
 }
+
+/// Runs `loadlab bench -q ARGS... --format json --out DIR/NAME URL` for
+/// each (NAME, ARGS) and returns the files written.
+pub fn bench_files(
+    dir: &std::path::Path,
+    url: &str,
+    runs: &[(&str, &[&str])],
+) -> Vec<std::path::PathBuf> {
+    runs.iter()
+        .map(|(name, args)| {
+            let path = dir.join(name);
+            let out = path.to_str().unwrap();
+            let all = [&["-q", "--format", "json", "--out", out][..], args, &[url]].concat();
+            let (_, err, code) = bench_text(&all);
+            assert_eq!(code, 0, "{err}");
+            path
+        })
+        .collect()
+}
+
+/// `loadlab merge --format json FILES...`, which must succeed: the merged
+/// JSON, and each input's.
+pub fn merge_files(files: &[std::path::PathBuf]) -> (Value, Vec<Value>) {
+    let out = Command::new(loadlab_bin())
+        .args(["merge", "--format", "json"])
+        .args(files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let read = |f: &std::path::PathBuf| serde_json::from_str(&std::fs::read_to_string(f).unwrap());
+    let runs = files.iter().map(|f| read(f).unwrap()).collect();
+    (serde_json::from_slice(&out.stdout).unwrap(), runs)
+}

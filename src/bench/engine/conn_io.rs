@@ -11,6 +11,7 @@ use mio::{Interest, Token};
 
 use super::tls_io;
 use super::{is_peer_close, Failure, Phase, Worker, NO_LENGTH};
+use crate::bench::records::Record;
 
 /// The error kind of a response followed by bytes nobody asked for.
 pub const FRAMING_ERROR: &str = "framing: bytes past the end of the response";
@@ -289,6 +290,21 @@ impl Worker<'_> {
                 .saturating_record(total.saturating_sub(connect));
             let behind = us(c.t_start.saturating_duration_since(c.t_intended));
             st.latency.record_corrected(behind, total, connect);
+            if self.records.on() {
+                let u32_us = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
+                self.records.push(Record {
+                    start_us: us(c
+                        .t_start
+                        .saturating_duration_since(self.shared.measure_start)),
+                    total_us: u32::try_from(total).unwrap_or(u32::MAX),
+                    connect_us: u32::try_from(connect).unwrap_or(u32::MAX),
+                    write_us: u32_us(c.t_sent.saturating_duration_since(c.t_connected)),
+                    wait_us: u32::try_from(waiting).unwrap_or(u32::MAX),
+                    lag_us: u32::try_from(behind).unwrap_or(u32::MAX),
+                    status: info.status,
+                    body_bytes: info.body_bytes,
+                });
+            }
             st.complete += 1;
             let class = (info.status / 100) as usize;
             st.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
@@ -324,12 +340,26 @@ impl Worker<'_> {
                     len
                 }
             };
-            if baseline != info.body_bytes {
+            let wrong_length = baseline != info.body_bytes;
+            if wrong_length {
                 st.variable_length = true;
                 if !self.shared.variable_length {
                     st.failures.length += 1;
                 }
             }
+            // The latency every report figure gives: from the schedule in
+            // open loop.
+            let latency = if st.latency.open_loop() {
+                behind.saturating_add(total)
+            } else {
+                total
+            };
+            let at = now.saturating_duration_since(self.shared.measure_start);
+            st.series.record(
+                at.as_secs().min(self.shared.last_second),
+                Some(latency),
+                wrong_length && !self.shared.variable_length,
+            );
             self.finished += 1;
             self.progress.done.fetch_add(1, Ordering::Relaxed);
         }
@@ -354,6 +384,11 @@ impl Worker<'_> {
                     st.timeouts += 1;
                 }
             }
+            let at = self
+                .woke
+                .saturating_duration_since(self.shared.measure_start);
+            st.series
+                .record(at.as_secs().min(self.shared.last_second), None, true);
             st.error(msg);
             self.finished += 1;
             self.progress.done.fetch_add(1, Ordering::Relaxed);

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use mio::net::TcpStream;
 use mio::{Events, Poll, Token};
 
+use super::records::Records;
 use super::schedule::{slot_time, slots_before};
 use super::send_timer::SendTimer;
 use super::stats::Stats;
@@ -41,6 +42,8 @@ pub struct ThreadPlan {
     pub requests: Option<u64>,
     /// Open loop: this thread's share of the rate, requests per second.
     pub rate: Option<f64>,
+    /// Per-request records this thread keeps at most (0: none kept).
+    pub record_cap: usize,
 }
 
 /// Settings shared by all threads: read-only, except the document-length
@@ -65,6 +68,9 @@ pub struct Shared {
     pub measure_start: Instant,
     /// No request starts after this instant.
     pub deadline: Option<Instant>,
+    /// The series' last second (whole seconds since `measure_start`):
+    /// that of the deadline with a time limit, unbounded without.
+    pub last_second: u64,
     /// Set by Ctrl-C handling or the caller to end the run early.
     pub stop: AtomicBool,
     /// Body length of the run's first measured response (ab's Document
@@ -153,6 +159,8 @@ pub struct Worker<'a> {
     poll: Poll,
     conns: Vec<LoadConn>,
     stats: Stats,
+    /// Per-request records (`--per-request`, `-g`); off unless asked for.
+    records: Records,
     progress: &'a ThreadCounters,
     /// Counted requests given a slot so far (begun, or parked until their
     /// open-loop send time).
@@ -207,6 +215,7 @@ impl<'a> Worker<'a> {
         let warm_total = plan.rate.map_or(0, |rate| {
             slots_before(shared.run_start, shared.measure_start, rate)
         });
+        let records = Records::with_cap(plan.record_cap, plan.requests);
         let poll = Poll::new()?;
         let timer = if open_loop {
             Some(SendTimer::new(poll.registry(), TIMER)?)
@@ -219,6 +228,7 @@ impl<'a> Worker<'a> {
             poll,
             conns,
             stats: Stats::new(open_loop),
+            records,
             progress,
             started: 0,
             warm_slots: 0,
@@ -233,8 +243,9 @@ impl<'a> Worker<'a> {
         })
     }
 
-    /// Runs until the plan is done, the deadline passes or stop is set.
-    pub fn run(mut self) -> Stats {
+    /// Runs until the plan is done, the deadline passes or stop is set;
+    /// returns what it measured and the per-request records it kept.
+    pub fn run(mut self) -> (Stats, Records) {
         if let Some(c) = self.conns.first_mut() {
             c.parser.capture_server(true);
         }
@@ -293,7 +304,7 @@ impl<'a> Worker<'a> {
         {
             self.account_unfinished(rate, deadline);
         }
-        self.stats
+        (self.stats, self.records)
     }
 
     /// Open loop, ended by the time limit: every slot due before it is

@@ -347,6 +347,7 @@ mod tests {
             warmup: None,
             variable_length,
             tls: Default::default(),
+            per_request: false,
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

@@ -2,9 +2,11 @@
 
 mod ab;
 mod csv;
+mod series;
 
 pub use ab::{ab_report, percentile_csv};
 pub use csv::{csv_header, csv_row};
+pub use series::{series_csv, SERIES_HEADER};
 
 use super::result::{BenchJson, BenchResult};
 

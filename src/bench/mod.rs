@@ -14,7 +14,7 @@ pub mod stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-pub use config::{BenchConfig, ConfigError, RequestSpec};
+pub use config::{BenchConfig, ClientOptions, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 
@@ -92,15 +92,26 @@ pub fn run_measured(
 ) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
     ensure_fd_limit(cfg.concurrency)?;
-    let request = cfg.request.encode(&cfg.target);
+    let request = cfg.request_bytes();
     let tls = match cfg.target.tls {
         true => Some(TlsClient::new(&cfg.target.host, &cfg.tls).map_err(ConfigError)?),
         false => None,
     };
     let started = Instant::now();
     let measure_start = started + cfg.warmup.unwrap_or(Duration::ZERO);
+    let log = engine::verbose::Log {
+        level: cfg.client.verbosity,
+        to_stderr: cfg.client.log_to_stderr,
+    };
+    log.request(&cfg.request.method, &request);
     let shared = Shared {
-        addr: cfg.target.addr,
+        addr: cfg.connect_addr(),
+        dial: engine::dial::Dial {
+            local: cfg.client.local_addr,
+            buffer: cfg.client.socket_buffer,
+        },
+        tunnel: cfg.tunnel_request(),
+        log,
         tls,
         request,
         sends_body: cfg.request.body.is_some(),

@@ -423,6 +423,7 @@ mod tests {
             warmup: None,
             variable_length: accept_variable_length,
             tls: Default::default(),
+            client: Default::default(),
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

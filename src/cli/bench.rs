@@ -7,11 +7,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 
+use super::bench_ab::AbArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
-use crate::bench::render::{percentile_csv, render, Format};
+use crate::bench::render::{percentile_csv, render_with, version_line, AbOptions, Format};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
@@ -137,8 +138,12 @@ pub struct BenchArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    // Boxed: the flags are many, and the Command enum holds them inline.
+    #[command(flatten)]
+    pub ab: Box<AbArgs>,
     /// http[s]://host[:port]/path
-    pub url: String,
+    #[arg(required_unless_present = "show_version")]
+    pub url: Option<String>,
 }
 
 /// An HTTP token (RFC 9110 5.6.2): what a method or a header name is.
@@ -162,7 +167,12 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 impl BenchArgs {
     /// Second stage: files read, values checked, config built.
     pub fn into_config(self) -> anyhow::Result<(BenchConfig, Options)> {
-        let target = HttpUrl::parse(&self.url).map_err(|e| usage(e.to_string()))?;
+        let url = self.url.as_deref().unwrap_or_default();
+        let target = HttpUrl::parse(url).map_err(|e| usage(e.to_string()))?;
+        let ab = self.ab.ab_options(self.format)?;
+        let client = self
+            .ab
+            .client(&target, self.format != Format::Ab && self.out.is_none())?;
         let read = |p: &PathBuf, what: &str| {
             std::fs::read(p)
                 .map_err(|e| usage(format!("cannot read {what} file {}: {e}", p.display())))
@@ -260,7 +270,9 @@ impl BenchArgs {
                 no_sni: self.no_sni,
                 protocol: self.protocol.unwrap_or_default(),
                 ciphers: self.ciphers.clone(),
+                client_cert: self.ab.client_cert.clone(),
             },
+            client,
         };
         cfg.validate().map_err(|e| usage(e.0))?;
         // Roots, suites and the server name are checked before any load:
@@ -311,6 +323,7 @@ impl BenchArgs {
             slow,
             fail_on: Conditions::join(&self.fail_on),
             format: self.format,
+            ab,
             out: self.out,
             csvfile: self.csvfile,
             quiet: self.quiet,
@@ -325,6 +338,8 @@ pub struct Options {
     pub slow: Option<SlowSpec>,
     pub fail_on: Conditions,
     pub format: Format,
+    /// ab's -d, -S and -w (with -x -y -z).
+    pub ab: AbOptions,
     pub out: Option<PathBuf>,
     pub csvfile: Option<PathBuf>,
     pub quiet: bool,
@@ -332,6 +347,10 @@ pub struct Options {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     use std::io::IsTerminal;
+    if args.ab.show_version {
+        println!("{}", version_line());
+        return Ok(());
+    }
     let (cfg, opts) = args.into_config()?;
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
     bench::ensure_fd_limit(cfg.concurrency + slow_conns).map_err(|e| usage(e.0))?;
@@ -361,7 +380,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
     let result = result?;
-    emit(&render(&result, opts.format), opts.out.as_deref())?;
+    emit(
+        &render_with(&result, opts.format, &opts.ab),
+        opts.out.as_deref(),
+    )?;
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }

@@ -299,6 +299,13 @@ impl BenchArgs {
                 "--slow speaks plain http only; it cannot go with an https URL",
             ));
         }
+        // The slow connections go straight to the server; through -X
+        // they would measure another path than the load takes.
+        if self.slow.is_some() && cfg.client.proxy.is_some() {
+            return Err(usage(
+                "--slow connects to the server directly; it cannot go with -X",
+            ));
+        }
         if self.slow.is_some() && self.slow_conns == 0 {
             return Err(usage("--slow-conns must be at least 1"));
         }

@@ -37,6 +37,24 @@ fn x_sends_absolute_form_requests_to_the_proxy_with_p_credentials() {
     assert_eq!(code, 0, "{err}");
     let port = format!("Server Port:            {}", server.port());
     assert!(out.contains(&port), "{out}");
+    // -P without -X, and --slow (which goes to the server directly) with
+    // it, are refused in one line.
+    for bad in [
+        vec!["-n", "1", "-P", "a:b", url.as_str()],
+        vec![
+            "-n",
+            "1",
+            "--slow",
+            "header",
+            "-X",
+            x.as_str(),
+            url.as_str(),
+        ],
+    ] {
+        let (_, err, code) = bench_text(&bad);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
 }
 
 #[test]

@@ -4,55 +4,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::{loadlab_bin, require_nginx};
-use loadlab::proc::nginx::{Nginx, NginxOptions};
+use common::loadlab_bin;
+use common::tls::TlsNginx;
 use serde_json::Value;
-
-/// nginx serving https with a certificate for localhost and 127.0.0.1,
-/// issued by a CA made here; the CA's PEM file is in the returned dir.
-struct TlsNginx {
-    nginx: Nginx,
-    dir: tempfile::TempDir,
-}
-
-impl TlsNginx {
-    fn start() -> TlsNginx {
-        require_nginx();
-        let dir = tempfile::tempdir().unwrap();
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca_cert = ca.self_signed(&ca_key).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let leaf = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-            .unwrap()
-            .signed_by(&key, &ca_cert, &ca_key)
-            .unwrap();
-        let p = |n: &str| dir.path().join(n);
-        std::fs::write(p("ca.pem"), ca_cert.pem()).unwrap();
-        std::fs::write(p("cert.pem"), leaf.pem()).unwrap();
-        std::fs::write(p("key.pem"), key.serialize_pem()).unwrap();
-        let root = p("root");
-        loadlab::server::handlers::write_embedded_docroot(&root).unwrap();
-        let mut opts = NginxOptions::new(&root, loadlab::server::LISTEN_BACKLOG);
-        opts.tls = Some((p("cert.pem"), p("key.pem")));
-        let nginx = Nginx::start(&opts).expect("start nginx with TLS");
-        TlsNginx { nginx, dir }
-    }
-
-    fn ca(&self) -> PathBuf {
-        self.dir.path().join("ca.pem")
-    }
-
-    /// The URL by name, so that SNI is sent (localhost is 127.0.0.1 here,
-    /// where nginx listens).
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.nginx.addr.port())
-    }
-}
 
 /// Runs `loadlab bench ARGS...` with SSL_CERT_FILE set to `cert_file` or
 /// unset: (stdout, stderr, exit code).

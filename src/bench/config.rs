@@ -2,6 +2,7 @@
 //! (built once), and the load shape (count or duration, concurrency,
 //! keep-alive, open-loop rate).
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -39,12 +40,55 @@ pub struct RequestSpec {
     pub keep_alive: bool,
 }
 
+/// `user:password` as a Basic credential (RFC 7617).
+fn basic(user_pass: &str) -> String {
+    let enc = base64::engine::general_purpose::STANDARD.encode(user_pass.as_bytes());
+    format!("Basic {enc}")
+}
+
+/// Where the request goes: to the server itself, or to an http proxy
+/// (ab's -X), which is sent the absolute URI and, with -P, credentials.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Via<'a> {
+    #[default]
+    Direct,
+    Proxy {
+        auth: Option<&'a str>,
+    },
+}
+
+/// The CONNECT request that opens a tunnel through a proxy to an https
+/// target (RFC 9110 9.3.6), with `Proxy-Authorization` for -P.
+pub fn connect_request(target: &HttpUrl, proxy_auth: Option<&str>) -> Bytes {
+    let authority = format!("{}:{}", target.host, target.port);
+    let mut s = format!("CONNECT {authority} HTTP/1.0\r\nHost: {authority}\r\n");
+    if let Some(up) = proxy_auth {
+        s.push_str(&format!("Proxy-Authorization: {}\r\n", basic(up)));
+    }
+    s.push_str("\r\n");
+    Bytes::from(s)
+}
+
 impl RequestSpec {
     /// Builds the request bytes once. HTTP/1.0 as ab sends it, so a server
     /// sees the same thing from ab and from loadlab; keep-alive is asked for
     /// with `Connection: Keep-Alive` exactly as ab does with -k.
     pub fn encode(&self, target: &HttpUrl) -> Bytes {
-        let mut s = format!("{} {} HTTP/1.0\r\n", self.method, target.path);
+        self.encode_via(target, Via::Direct)
+    }
+
+    /// `encode`, for the server or for an http proxy in between.
+    pub fn encode_via(&self, target: &HttpUrl, via: Via) -> Bytes {
+        let mut s = match via {
+            Via::Direct => format!("{} {} HTTP/1.0\r\n", self.method, target.path),
+            Via::Proxy { .. } => format!(
+                "{} {}://{}{} HTTP/1.0\r\n",
+                self.method,
+                target.scheme(),
+                target.host_header(),
+                target.path
+            ),
+        };
         if self.keep_alive {
             s.push_str("Connection: Keep-Alive\r\n");
         }
@@ -68,8 +112,10 @@ impl RequestSpec {
             s.push_str(&format!("Cookie: {}\r\n", self.cookies.join("; ")));
         }
         if let Some(up) = &self.basic_auth {
-            let enc = base64::engine::general_purpose::STANDARD.encode(up.as_bytes());
-            s.push_str(&format!("Authorization: Basic {enc}\r\n"));
+            s.push_str(&format!("Authorization: {}\r\n", basic(up)));
+        }
+        if let Via::Proxy { auth: Some(up) } = via {
+            s.push_str(&format!("Proxy-Authorization: {}\r\n", basic(up)));
         }
         for (n, v) in &self.headers {
             s.push_str(&format!("{n}: {v}\r\n"));
@@ -118,6 +164,65 @@ pub struct BenchConfig {
     pub tls: TlsOptions,
     /// Keep each answered request's timings (`--per-request`, `-g`).
     pub per_request: bool,
+
+    /// How sockets are made and what is logged (ab's -X -P -B -b -v).
+    pub client: ClientOptions,
+}
+
+/// ab's options for the client's sockets and its troubleshooting output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// -X: connect to this proxy instead of the server; http requests go
+    /// in absolute form, https ones through a CONNECT tunnel.
+    pub proxy: Option<SocketAddr>,
+    /// -P: `user:password` for the proxy (Basic).
+    pub proxy_auth: Option<String>,
+    /// -B: the local address client sockets are bound to.
+    pub local_addr: Option<IpAddr>,
+    /// -b: SO_SNDBUF and SO_RCVBUF of client sockets, in bytes.
+    pub socket_buffer: Option<usize>,
+    /// -v: 2 and up log the request sent and each response head, with a
+    /// warning for a status other than 2xx; 3 and up every status code.
+    pub verbosity: u8,
+    /// -v's lines go to stderr instead of stdout (where ab puts them),
+    /// since stdout carries a JSON or CSV report.
+    pub log_to_stderr: bool,
+}
+
+/// Largest -b: the kernel caps buffers at net.core.[rw]mem_max anyway,
+/// and a bigger value is a typo, not a wish.
+pub const MAX_SOCKET_BUFFER: usize = 1 << 30;
+
+impl BenchConfig {
+    /// The bytes every request sends, addressed for a proxy when -X is
+    /// given and the target is http (an https request goes through the
+    /// tunnel as it would go to the server).
+    pub fn request_bytes(&self) -> Bytes {
+        let via = match (&self.client.proxy, self.target.tls) {
+            (Some(_), false) => Via::Proxy {
+                auth: self.client.proxy_auth.as_deref(),
+            },
+            _ => Via::Direct,
+        };
+        self.request.encode_via(&self.target, via)
+    }
+
+    /// The CONNECT request each new connection sends first: https through
+    /// a proxy only.
+    pub fn tunnel_request(&self) -> Option<Bytes> {
+        match (&self.client.proxy, self.target.tls) {
+            (Some(_), true) => Some(connect_request(
+                &self.target,
+                self.client.proxy_auth.as_deref(),
+            )),
+            _ => None,
+        }
+    }
+
+    /// Where sockets connect: the proxy when -X is given, else the server.
+    pub fn connect_addr(&self) -> SocketAddr {
+        self.client.proxy.unwrap_or(self.target.addr)
+    }
 }
 
 impl BenchConfig {
@@ -154,6 +259,22 @@ impl BenchConfig {
         }
         if self.timeout.is_zero() {
             return err("the timeout (-s) must be greater than 0");
+        }
+        if let Some(b) = self.client.socket_buffer {
+            if b == 0 || b > MAX_SOCKET_BUFFER {
+                return err(format!(
+                    "the socket buffer size (-b) must be 1 to {MAX_SOCKET_BUFFER} bytes"
+                ));
+            }
+        }
+        if let Some(local) = self.client.local_addr {
+            let to = self.connect_addr();
+            if local.is_ipv4() != to.is_ipv4() {
+                return err(format!(
+                    "-B {local} cannot reach {}: one is IPv4, the other IPv6",
+                    to.ip()
+                ));
+            }
         }
         if let Some(r) = self.rate {
             if !(r.is_finite() && r > 0.0) {
@@ -280,6 +401,27 @@ mod tests {
         r.headers = vec![("Content-Type".into(), "text/csv".into())];
         let (_, _, h, _) = decode(&r.encode(&target()));
         assert_eq!(values(&h, "content-type"), ["text/csv"]);
+    }
+
+    #[test]
+    fn a_request_to_a_proxy_names_the_whole_url_and_carries_proxy_auth() {
+        let via = Via::Proxy {
+            auth: Some("pu:pp"),
+        };
+        let bytes = get().encode_via(&target(), via);
+        let (_, p, h, _) = decode(&bytes);
+        assert_eq!(p, "http://127.0.0.1:8080/p?q=1", "absolute form");
+        assert_eq!(values(&h, "host"), ["127.0.0.1:8080"]);
+        // base64("pu:pp")
+        assert_eq!(values(&h, "proxy-authorization"), ["Basic cHU6cHA="]);
+        let (_, _, h, _) = decode(&get().encode(&target()));
+        assert!(values(&h, "proxy-authorization").is_empty(), "direct");
+        let c = connect_request(&target(), Some("pu:pp"));
+        assert_eq!(
+            &c[..],
+            b"CONNECT 127.0.0.1:8080 HTTP/1.0\r\nHost: 127.0.0.1:8080\r\n\
+              Proxy-Authorization: Basic cHU6cHA=\r\n\r\n"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod stats;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-pub use config::{BenchConfig, ConfigError, RequestSpec};
+pub use config::{BenchConfig, ClientOptions, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 
@@ -101,7 +101,7 @@ pub fn run_measured(
 ) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
     ensure_fd_limit(cfg.concurrency)?;
-    let request = cfg.request.encode(&cfg.target);
+    let request = cfg.request_bytes();
     let tls = match cfg.target.tls {
         true => Some(TlsClient::new(&cfg.target.host, &cfg.tls).map_err(ConfigError)?),
         false => None,
@@ -115,8 +115,19 @@ pub fn run_measured(
     let start_unix_us = (started_wall + warmup)
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
+    let log = engine::verbose::Log {
+        level: cfg.client.verbosity,
+        to_stderr: cfg.client.log_to_stderr,
+    };
+    log.request(&cfg.request.method, &request);
     let shared = Shared {
-        addr: cfg.target.addr,
+        addr: cfg.connect_addr(),
+        dial: engine::dial::Dial {
+            local: cfg.client.local_addr,
+            buffer: cfg.client.socket_buffer,
+        },
+        tunnel: cfg.tunnel_request(),
+        log,
         tls,
         request,
         sends_body: cfg.request.body.is_some(),

@@ -452,6 +452,8 @@ mod tests {
             variable_length: accept_variable_length,
             tls: Default::default(),
             per_request: false,
+
+            client: Default::default(),
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

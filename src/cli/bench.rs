@@ -7,12 +7,15 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 
+use super::bench_ab::AbArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
 use crate::bench::records::{gnuplot_tsv, per_request_csv, MAX_RECORDS};
-use crate::bench::render::{percentile_csv, render, series_csv, Format};
+use crate::bench::render::{
+    percentile_csv, render_with, series_csv, version_line, AbOptions, Format,
+};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
@@ -155,8 +158,12 @@ pub struct BenchArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    // Boxed: the flags are many, and the Command enum holds them inline.
+    #[command(flatten)]
+    pub ab: Box<AbArgs>,
     /// http[s]://host[:port]/path
-    pub url: String,
+    #[arg(required_unless_present = "show_version")]
+    pub url: Option<String>,
 }
 
 /// An HTTP token (RFC 9110 5.6.2): what a method or a header name is.
@@ -180,7 +187,12 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 impl BenchArgs {
     /// Second stage: files read, values checked, config built.
     pub fn into_config(self) -> anyhow::Result<(BenchConfig, Options)> {
-        let target = HttpUrl::parse(&self.url).map_err(|e| usage(e.to_string()))?;
+        let url = self.url.as_deref().unwrap_or_default();
+        let target = HttpUrl::parse(url).map_err(|e| usage(e.to_string()))?;
+        let ab = self.ab.ab_options(self.format)?;
+        let client = self
+            .ab
+            .client(&target, self.format != Format::Ab && self.out.is_none())?;
         let read = |p: &PathBuf, what: &str| {
             std::fs::read(p)
                 .map_err(|e| usage(format!("cannot read {what} file {}: {e}", p.display())))
@@ -285,8 +297,11 @@ impl BenchArgs {
                 no_sni: self.no_sni,
                 protocol: self.protocol.unwrap_or_default(),
                 ciphers: self.ciphers.clone(),
+                client_cert: self.ab.client_cert.clone(),
             },
             per_request: self.per_request.is_some() || self.gnuplot.is_some(),
+
+            client,
         };
         cfg.validate().map_err(|e| usage(e.0))?;
         // Roots, suites and the server name are checked before any load:
@@ -321,6 +336,13 @@ impl BenchArgs {
                 "--slow speaks plain http only; it cannot go with an https URL",
             ));
         }
+        // The slow connections go straight to the server; through -X
+        // they would measure another path than the load takes.
+        if self.slow.is_some() && cfg.client.proxy.is_some() {
+            return Err(usage(
+                "--slow connects to the server directly; it cannot go with -X",
+            ));
+        }
         if self.slow.is_some() && self.slow_conns == 0 {
             return Err(usage("--slow-conns must be at least 1"));
         }
@@ -345,6 +367,7 @@ impl BenchArgs {
             slow,
             fail_on: Conditions::join(&self.fail_on),
             format: self.format,
+            ab,
             out: self.out,
             csvfile: self.csvfile,
             per_request: self.per_request,
@@ -362,6 +385,8 @@ pub struct Options {
     pub slow: Option<SlowSpec>,
     pub fail_on: Conditions,
     pub format: Format,
+    /// ab's -d, -S and -w (with -x -y -z).
+    pub ab: AbOptions,
     pub out: Option<PathBuf>,
     pub csvfile: Option<PathBuf>,
     /// Per-request records, hey's CSV (`--per-request`) and ab's TSV (`-g`).
@@ -373,6 +398,10 @@ pub struct Options {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     use std::io::IsTerminal;
+    if args.ab.show_version {
+        println!("{}", version_line());
+        return Ok(());
+    }
     let (cfg, opts) = args.into_config()?;
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
     bench::ensure_fd_limit(cfg.concurrency + slow_conns).map_err(|e| usage(e.0))?;
@@ -402,7 +431,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
     let result = result?;
-    emit(&render(&result, opts.format), opts.out.as_deref())?;
+    emit(
+        &render_with(&result, opts.format, &opts.ab),
+        opts.out.as_deref(),
+    )?;
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }

@@ -3,6 +3,7 @@
 //! 3 and 130 carried by `exit::Exit`).
 
 mod bench;
+mod bench_ab;
 pub mod exit;
 pub mod fail_on;
 mod merge;
@@ -57,6 +58,10 @@ pub fn main() -> i32 {
     let (cli, matches) = match parsed {
         Ok(c) => c,
         Err(e) if e.use_stderr() => {
+            if let Some(why) = refused(&e) {
+                eprintln!("loadlab: {why}");
+                return exit::USAGE;
+            }
             // One line, as for every other bad argument: clap's first line
             // names the problem; the usage block it adds is one --help away.
             let text = e.render().to_string();
@@ -105,6 +110,20 @@ pub fn main() -> i32 {
             }
             exit::code_of(&e)
         }
+    }
+}
+
+/// ab's refusal of a flag loadlab bench lacks, when `e` is clap's
+/// "unexpected argument" for one under `bench`.
+fn refused(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let in_bench = std::env::args().nth(1).as_deref() == Some("bench");
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) if in_bench => bench_ab::refusal(arg),
+        _ => None,
     }
 }
 

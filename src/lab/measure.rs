@@ -139,6 +139,8 @@ pub fn measure(
         // Defaults: verified against the system roots or SSL_CERT_FILE.
         tls: Default::default(),
         per_request: false,
+
+        client: Default::default(),
     };
     let slow_conns = run.config.slow_conns as usize;
     if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {

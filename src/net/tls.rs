@@ -11,7 +11,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::Resumption;
 use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -70,6 +70,9 @@ pub struct TlsOptions {
     pub protocol: Protocol,
     /// `-Z`: colon-separated suites, IANA or OpenSSL names.
     pub ciphers: Option<String>,
+    /// `-E`: a PEM file with the client's certificate chain and its
+    /// private key, offered when the server asks for one.
+    pub client_cert: Option<PathBuf>,
 }
 
 /// One run's TLS client: the shared configuration and the name every
@@ -97,15 +100,21 @@ impl TlsClient {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(opts.protocol.versions())
             .map_err(|e| format!("TLS: {e}"))?;
-        let mut config = if opts.insecure {
+        let builder = if opts.insecure {
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
-                .with_no_client_auth()
         } else {
-            builder
-                .with_root_certificates(roots(opts)?)
-                .with_no_client_auth()
+            builder.with_root_certificates(roots(opts)?)
+        };
+        let mut config = match &opts.client_cert {
+            None => builder.with_no_client_auth(),
+            Some(p) => {
+                let (chain, key) = client_identity(p)?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("-E {}: {e}", p.display()))?
+            }
         };
         config.enable_sni = !opts.no_sni;
         // A fresh full handshake on every connection, as ab makes (it
@@ -159,6 +168,25 @@ fn roots(opts: &TlsOptions) -> Result<RootCertStore, String> {
         return Err(format!("no usable certificate in {what}"));
     }
     Ok(store)
+}
+
+/// `-E`'s file: the certificate chain (leaf first) and the private key,
+/// all PEM in one file as ab takes it.
+fn client_identity(
+    path: &std::path::Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    let what = |e: &dyn std::fmt::Display| format!("-E {}: {e}", path.display());
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .and_then(|it| it.collect::<Result<_, _>>())
+        .map_err(|e| what(&e))?;
+    if chain.is_empty() {
+        return Err(what(&"no certificate in the file"));
+    }
+    let key = PrivateKeyDer::from_pem_file(path).map_err(|e| match e {
+        rustls::pki_types::pem::Error::NoItemsFound => what(&"no private key in the file"),
+        e => what(&e),
+    })?;
+    Ok((chain, key))
 }
 
 /// OpenSSL's names for the suites rustls has, so that an ab `-Z` line

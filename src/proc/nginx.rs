@@ -56,6 +56,9 @@ pub struct NginxOptions {
     /// Serve https with this PEM certificate chain and key (TLS 1.2 and
     /// 1.3) instead of plain http.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// With `tls`: ask every client for a certificate and accept only
+    /// those this PEM CA issued (ssl_verify_client on).
+    pub client_ca: Option<PathBuf>,
 }
 
 impl NginxOptions {
@@ -70,6 +73,7 @@ impl NginxOptions {
             affinity: None,
             backlog,
             tls: None,
+            client_ca: None,
         }
     }
 }
@@ -222,9 +226,16 @@ fn config(opts: &NginxOptions, dir: &Path, port: u16) -> String {
     // that a comparison measures the servers, not the kernel options: the
     // caller's backlog (capped by net.core.somaxconn for both) and
     // TCP_DEFER_ACCEPT (`deferred`).
+    let client_ca = match &opts.client_ca {
+        Some(ca) => format!(
+            " ssl_client_certificate {}; ssl_verify_client on;",
+            ca.display()
+        ),
+        None => String::new(),
+    };
     let tls = match &opts.tls {
         Some((cert, key)) => format!(
-            " ssl; ssl_protocols TLSv1.2 TLSv1.3; ssl_certificate {}; ssl_certificate_key {};",
+            " ssl; ssl_protocols TLSv1.2 TLSv1.3; ssl_certificate {}; ssl_certificate_key {};{client_ca}",
             cert.display(),
             key.display()
         ),

@@ -6,7 +6,6 @@ use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use super::tls_io;
@@ -27,7 +26,7 @@ impl Worker<'_> {
 
     /// Opens a fresh connection for the request on `i`.
     pub(super) fn connect(&mut self, i: usize) {
-        match TcpStream::connect(self.shared.addr) {
+        match self.shared.dial.connect(self.shared.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
                 match self.poll.registry().register(
@@ -100,6 +99,7 @@ impl Worker<'_> {
         let trouble = ev.is_error() || ev.is_read_closed() || ev.is_write_closed();
         match self.conns[i].phase {
             Phase::Connecting => self.on_connect(i),
+            Phase::Tunneling if ev.is_readable() || trouble => self.tunnel_read(i),
             Phase::Handshaking => self.handshake(i),
             Phase::Sending(_) => {
                 // A server may answer before the request is all sent (an
@@ -136,7 +136,7 @@ impl Worker<'_> {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
             Err(e) => return self.fail(i, Failure::Connect, format!("connect: {e}")),
         }
-        self.start_tls(i);
+        self.after_tcp(i);
     }
 
     /// The connection is up (TCP, and TLS when asked): the request goes.
@@ -235,6 +235,11 @@ impl Worker<'_> {
             if c.t_first.is_none() {
                 c.t_first = Some(self.woke);
             }
+            if self.shared.log.on() {
+                self.shared
+                    .log
+                    .response_bytes(&mut c.head_log, &self.buf[..n]);
+            }
             c.t_active = self.woke;
             let mut off = 0;
             while off < n {
@@ -270,6 +275,9 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         c.phase = Phase::Free;
         let keep = reusable && self.shared.keep_alive && info.keep_alive;
+        if self.shared.log.on() {
+            self.shared.log.status(info.status);
+        }
         if c.counted {
             let st = &mut self.stats;
             let us = |d: Duration| d.as_micros() as u64;
@@ -402,7 +410,11 @@ impl Worker<'_> {
             let c = &self.conns[i];
             let busy = matches!(
                 c.phase,
-                Phase::Connecting | Phase::Handshaking | Phase::Sending(_) | Phase::Receiving
+                Phase::Connecting
+                    | Phase::Tunneling
+                    | Phase::Handshaking
+                    | Phase::Sending(_)
+                    | Phase::Receiving
             );
             // ab's -s: how long the socket may sit without progress.
             if busy && now.saturating_duration_since(c.t_active) >= self.shared.timeout {

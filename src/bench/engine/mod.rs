@@ -19,7 +19,10 @@ use crate::http::client::ResponseParser;
 use crate::net::tls::TlsClient;
 
 mod conn_io;
+pub mod dial;
 mod tls_io;
+mod tunnel;
+pub mod verbose;
 
 /// How often timeouts are checked and the stop flag is read.
 const TICK: Duration = Duration::from_millis(50);
@@ -50,7 +53,15 @@ pub struct ThreadPlan {
 /// baseline, which is set once by whichever thread sees the first response.
 #[derive(Debug)]
 pub struct Shared {
+    /// Where sockets connect: the server, or the proxy (-X).
     pub addr: SocketAddr,
+    /// How sockets are opened (-B, -b).
+    pub dial: dial::Dial,
+    /// https through a proxy: the CONNECT request each new connection
+    /// sends before its handshake.
+    pub tunnel: Option<Bytes>,
+    /// -v's troubleshooting lines.
+    pub log: verbose::Log,
     /// https: every connection's TLS session comes from here.
     pub tls: Option<TlsClient>,
     pub request: Bytes,
@@ -122,6 +133,8 @@ enum Phase {
     /// Waiting for the scheduled send time (open loop).
     Parked,
     Connecting,
+    /// TCP is up to a proxy; waiting for its answer to CONNECT.
+    Tunneling,
     /// TCP is up; the TLS handshake is under way (part of Connect time).
     Handshaking,
     Sending(usize),
@@ -150,6 +163,10 @@ struct LoadConn {
     /// bytes either way): `-s` is ab's per-socket inactivity timeout,
     /// measured from this, not a deadline for the whole response.
     t_active: Instant,
+    /// The proxy's answer to CONNECT as it arrives (-X with https).
+    tunnel_reply: Vec<u8>,
+    /// -v: the response head as it arrives, until logged.
+    head_log: verbose::HeadLog,
 }
 
 /// One thread's run.
@@ -209,6 +226,8 @@ impl<'a> Worker<'a> {
                 t_sent: now,
                 t_first: None,
                 t_active: now,
+                tunnel_reply: Vec::new(),
+                head_log: verbose::HeadLog::default(),
             })
             .collect();
         let open_loop = plan.rate.is_some();
@@ -454,6 +473,9 @@ impl<'a> Worker<'a> {
         c.t_active = now;
         c.t_first = None;
         c.parser.reset();
+        if self.shared.log.on() {
+            c.head_log.reset();
+        }
         if c.stream.is_some() && self.shared.keep_alive {
             c.reused = true;
             c.t_connected = now;

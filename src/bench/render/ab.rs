@@ -9,16 +9,54 @@ use crate::bench::result::BenchResult;
 use crate::bench::stats::Latencies;
 
 /// ab's rounding of microseconds to whole milliseconds.
-fn round_ms(us: f64) -> i64 {
+pub(super) fn round_ms(us: f64) -> i64 {
     ((us + 500.0) / 1000.0).floor() as i64
 }
 
-fn conn_row(out: &mut String, prefix: &str, label: &str, h: &Histogram<u64>) {
+/// The first line of the report, and all of `-V`.
+pub fn version_line() -> String {
+    format!(
+        "This is loadlab bench {}, an ApacheBench-compatible load generator",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// What ab's -d and -S leave out of its text report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbLayout {
+    /// The "served within" table (-d hides it).
+    pub percentiles: bool,
+    /// The mean[+/-sd] and median columns (-S hides them, for ab's
+    /// `min avg max` layout, and ab's warnings about their spread).
+    pub confidence: bool,
+}
+
+impl Default for AbLayout {
+    fn default() -> Self {
+        AbLayout {
+            percentiles: true,
+            confidence: true,
+        }
+    }
+}
+
+fn conn_row(out: &mut String, prefix: &str, label: &str, h: &Histogram<u64>, confidence: bool) {
     let (min, max) = if h.is_empty() {
         (0, 0)
     } else {
         (h.min(), h.max())
     };
+    if !confidence {
+        // ab -S: "%5d %5d%5d", min, mean and max.
+        let _ = writeln!(
+            out,
+            "{prefix}{label:<12}{:5} {:5}{:5}",
+            round_ms(min as f64),
+            round_ms(h.mean()),
+            round_ms(max as f64)
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "{prefix}{label:<12}{:5} {:4} {:5.1} {:6} {:7}",
@@ -38,13 +76,18 @@ fn connection_times(
     connect: &Histogram<u64>,
     l: &Latencies,
     total: &Histogram<u64>,
+    confidence: bool,
 ) {
     let pad = " ".repeat(prefix.len());
-    let _ = writeln!(o, "{pad}              min  mean[+/-sd] median   max");
-    conn_row(o, prefix, "Connect:", connect);
-    conn_row(o, prefix, "Processing:", &l.processing);
-    conn_row(o, prefix, "Waiting:", &l.waiting);
-    conn_row(o, prefix, "Total:", total);
+    match confidence {
+        true => writeln!(o, "{pad}              min  mean[+/-sd] median   max"),
+        false => writeln!(o, "{pad}              min   avg   max"),
+    }
+    .ok();
+    conn_row(o, prefix, "Connect:", connect, confidence);
+    conn_row(o, prefix, "Processing:", &l.processing, confidence);
+    conn_row(o, prefix, "Waiting:", &l.waiting, confidence);
+    conn_row(o, prefix, "Total:", total, confidence);
 }
 
 /// ab's "served within" lines; `prefix` starts every line of the
@@ -62,14 +105,15 @@ fn percentages(o: &mut String, prefix: &str, h: &Histogram<u64>) {
 }
 
 pub fn ab_report(r: &BenchResult) -> String {
+    ab_report_as(r, AbLayout::default())
+}
+
+/// ab's report in the layout -d and -S ask for.
+pub fn ab_report_as(r: &BenchResult, layout: AbLayout) -> String {
     let s = &r.stats;
     let i = &r.info;
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "This is loadlab bench {}, an ApacheBench-compatible load generator",
-        env!("CARGO_PKG_VERSION")
-    );
+    let _ = writeln!(o, "{}", version_line());
     let _ = writeln!(
         o,
         "Latencies are exact to 3 significant digits (HDR histograms)\n"
@@ -163,24 +207,29 @@ pub fn ab_report(r: &BenchResult) -> String {
     // the actual send follow, labelled, where ab's parsers do not look.
     if !l.total.is_empty() {
         let _ = writeln!(o, "\nConnection Times (ms)");
-        connection_times(&mut o, "", l.reported_connect(), l, l.reported());
-        let _ = writeln!(
-            o,
-            "\nPercentage of the requests served within a certain time (ms)"
-        );
-        percentages(&mut o, "", l.reported());
+        let conf = layout.confidence;
+        connection_times(&mut o, "", l.reported_connect(), l, l.reported(), conf);
+        if layout.percentiles {
+            let _ = writeln!(
+                o,
+                "\nPercentage of the requests served within a certain time (ms)"
+            );
+            percentages(&mut o, "", l.reported());
+        }
         left_out(&mut o, r);
         if l.open_loop() {
             let _ = writeln!(
                 o,
                 "\nConnection Times (ms), uncorrected: from the actual send, not the scheduled time"
             );
-            connection_times(&mut o, "Uncorrected ", &l.connect, l, &l.total);
-            let _ = writeln!(
-                o,
-                "\nPercentage of the requests served within a certain time (ms), uncorrected"
-            );
-            percentages(&mut o, " Uncorrected", &l.total);
+            connection_times(&mut o, "Uncorrected ", &l.connect, l, &l.total, conf);
+            if layout.percentiles {
+                let _ = writeln!(
+                    o,
+                    "\nPercentage of the requests served within a certain time (ms), uncorrected"
+                );
+                percentages(&mut o, " Uncorrected", &l.total);
+            }
         }
     }
     beyond_ab(&mut o, r);
@@ -348,6 +397,8 @@ mod tests {
             variable_length,
             tls: Default::default(),
             per_request: false,
+
+            client: Default::default(),
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

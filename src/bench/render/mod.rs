@@ -4,9 +4,13 @@ mod ab;
 mod csv;
 mod series;
 
-pub use ab::{ab_report, percentile_csv};
+mod html;
+
+pub use ab::{ab_report, ab_report_as, percentile_csv, version_line, AbLayout};
 pub use csv::{csv_header, csv_row};
 pub use series::{series_csv, SERIES_HEADER};
+
+pub use html::{html_report, HtmlAttrs};
 
 use super::result::{BenchJson, BenchResult};
 
@@ -15,6 +19,24 @@ pub enum Format {
     Ab,
     Json,
     Csv,
+}
+
+/// ab's own variants of its report: -d and -S for the text, -w (with
+/// -x -y -z) for HTML tables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AbOptions {
+    pub layout: AbLayout,
+    /// -w: the HTML table instead of the text.
+    pub html: Option<HtmlAttrs>,
+}
+
+/// `render`, with ab's variants applied to the ab format.
+pub fn render_with(r: &BenchResult, format: Format, ab: &AbOptions) -> String {
+    match (format, &ab.html) {
+        (Format::Ab, Some(attrs)) => html_report(r, attrs),
+        (Format::Ab, None) => ab_report_as(r, ab.layout),
+        _ => render(r, format),
+    }
 }
 
 pub fn render(r: &BenchResult, format: Format) -> String {

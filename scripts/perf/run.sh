@@ -5,7 +5,7 @@
 #  rows 1/2/6: every loadlab model, nginx (1 worker) and the floor responders
 #              (examples/floor_server.rs, epoll; floor_uring.rs, io_uring)
 #              pinned to CPU 0; wrk and loadlab
-#              bench pinned to CPU 1; 500 B; c=50; keep-alive (row 1) and a
+#              bench pinned to CPU 1; 500 B; c=50 (PERF_C=1000 for c=1000); keep-alive (row 1) and a
 #              new connection per request (row 2).
 #  row 3:      E3, 10,000 requests at c=10,000 on 500 B and 20 KB, loadlab
 #              reactors vs nginx and the floor responder, 2 workers each
@@ -34,16 +34,27 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-7}
 SECS=${2:-3}
 ROWS=${ROWS:-12345}
+# Connections the clients of rows 1/2/6 hold (issues 20 and 23 ask for 50 and 1000).
+CONC=${PERF_C:-50}
+[[ $CONC =~ ^[1-9][0-9]*$ ]] || { echo "PERF_C: a number of connections, e.g. PERF_C=1000 (got '$CONC')" >&2; exit 2; }
 [[ $ROWS =~ ^[1-5]+$ ]] || { echo "ROWS: row numbers 1-5, e.g. ROWS=12 (got '$ROWS')" >&2; exit 2; }
 want() { [[ $ROWS == *$1* ]]; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
 done
 cargo build --release --quiet --bin loadlab --examples
-BIN=${CARGO_TARGET_DIR:-target}/release
 OUT=${CARGO_TARGET_DIR:-target}/perf
 mkdir -p "$OUT"
 work=$(mktemp -d)
+# The run uses its own copy of the binaries: a rebuild in this tree while
+# it runs (someone working on the next change) must not swap the code
+# measured between rounds.
+BIN=$work/bin
+mkdir -p "$BIN/examples"
+cp "${CARGO_TARGET_DIR:-target}/release/loadlab" "$BIN/"
+for e in floor_server floor_uring floor_client floor_upload; do
+  cp "${CARGO_TARGET_DIR:-target}/release/examples/$e" "$BIN/examples/"
+done
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
@@ -154,7 +165,7 @@ client_run() {
     wrk)
       local hdr=()
       [ "$ka" = off ] && hdr=(-H "Connection: close")
-      taskset -c 1 wrk -t1 -c50 -d"${SECS}s" --latency "${hdr[@]}" "$url" > "$o" 2>&1 || true
+      taskset -c 1 wrk -t1 -c"$CONC" -d"${SECS}s" --latency "${hdr[@]}" "$url" > "$o" 2>&1 || true
       python3 - "$o" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -168,7 +179,7 @@ PY
     loadlab)
       local k=()
       [ "$ka" = on ] && k=(-k)
-      taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c 50 -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
+      taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c "$CONC" -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
       # Columns by header name (docs/schema/bench-csv.md), not position.
       awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["requests_per_second"], $h["p99_ms"], $h["complete"]}' "$o" ;;
   esac
@@ -227,7 +238,7 @@ done
 # records them): round, keep-alive, server, client, req/s, p99 ms,
 # requests, CPU 0 %, CPU 1 %, server ticks, server context switches.
 cp "$work/rows" "$OUT/servers-rounds.txt"
-python3 scripts/perf/servers.py "$work/rows" "$CLK_TCK" "${SERVERS[@]}" | tee "$OUT/servers.txt"
+python3 scripts/perf/servers.py "$work/rows" "$CLK_TCK" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
 fi
 
 if want 3; then

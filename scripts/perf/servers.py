@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables for the perf suite's rows 1, 2 and 6 (scripts/perf/run.sh).
 
-Usage: servers.py ROWS_FILE CLK_TCK SERVER...
+Usage: servers.py ROWS_FILE CLK_TCK CONNECTIONS SERVER...
 
 ROWS_FILE has one line per (round, keep-alive, server, client) run:
 round ka server client rps p99_ms requests cpu0_pct cpu1_pct ticks switches
@@ -20,7 +20,7 @@ probability 1 - 2 / 2**7 = 98.4 % (sign test), so a range that excludes
 import statistics as st
 import sys
 
-rows_file, clk_tck, servers = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+rows_file, clk_tck, conc, servers = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
 d = {}
 for line in open(rows_file):
     rnd, ka, s, c, rps, p99, n, cpu0, cpu1, ticks, sw = line.split()
@@ -67,8 +67,8 @@ def pairs(present):
     return out
 
 
-for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"),
-                  ("off", "Row 2/6: new connection per request, 500 B, c=50")):
+for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
+                  ("off", f"Row 2/6: new connection per request, 500 B, c={conc}")):
     present = servers + (["nginx-nodefer", "reactors-nodefer"] if ka == "off" else [])
     present = [s for s in present if all((r, ka, s, "wrk") in d for r in rounds)]
     print(f"\n{title} (server on CPU 0, client on CPU 1; medians of {len(rounds)} rounds)")

@@ -239,6 +239,7 @@ done
 # requests, CPU 0 %, CPU 1 %, server ticks, server context switches.
 cp "$work/rows" "$OUT/servers-rounds.txt"
 python3 scripts/perf/servers.py "$work/rows" "$CLK_TCK" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
+python3 scripts/perf/servers.py --rounds "$work/rows" "$CLK_TCK" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
 fi
 
 if want 3; then

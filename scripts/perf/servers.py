@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tables for the perf suite's rows 1, 2 and 6 (scripts/perf/run.sh).
 
-Usage: servers.py ROWS_FILE CLK_TCK CONNECTIONS SERVER...
+Usage: servers.py [--rounds] ROWS_FILE CLK_TCK CONNECTIONS SERVER...
+       --rounds: every round's figures instead, one line per server and round
 
 ROWS_FILE has one line per (round, keep-alive, server, client) run:
 round ka server client rps p99_ms requests cpu0_pct cpu1_pct ticks switches
@@ -20,7 +21,10 @@ probability 1 - 2 / 2**7 = 98.4 % (sign test), so a range that excludes
 import statistics as st
 import sys
 
-rows_file, clk_tck, conc, servers = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+args = sys.argv[1:]
+every_round = args[:1] == ["--rounds"]
+args = args[1:] if every_round else args
+rows_file, clk_tck, conc, servers = args[0], float(args[1]), args[2], args[3:]
 d = {}
 for line in open(rows_file):
     rnd, ka, s, c, rps, p99, n, cpu0, cpu1, ticks, sw = line.split()
@@ -66,6 +70,19 @@ def pairs(present):
                 out.append((s, twin, True))
     return out
 
+
+if every_round:
+    print(f"| row | round | server | wrk req/s | server µs/req (wrk) | switches/req (wrk) "
+          f"| loadlab req/s | server µs/req (loadlab) | switches/req (loadlab) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for ka, row in (("on", f"1, keep-alive, c={conc}"), ("off", f"2, new connection, c={conc}")):
+        for r in rounds:
+            for s in sorted({k[2] for k in d if k[1] == ka}, key=lambda s: (servers + [s]).index(s)):
+                w, lb = d.get((r, ka, s, "wrk")), d.get((r, ka, s, "loadlab"))
+                if w and lb:
+                    print(f"| {row} | {r} | {s} | {w['rps']:.0f} | {w['us']:.2f} | {w['sw']:.3f} "
+                          f"| {lb['rps']:.0f} | {lb['us']:.2f} | {lb['sw']:.3f} |")
+    sys.exit(0)
 
 for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
                   ("off", f"Row 2/6: new connection per request, 500 B, c={conc}")):

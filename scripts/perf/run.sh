@@ -20,8 +20,8 @@
 #        "1" and "2" both select the server rows 1, 2 and 6)
 #        PERF_SERVERS="floor nginx async async:2" ...  rows 1/2/6 for those
 #        servers only; MODEL:N runs a loadlab model with --workers N
-# Rows 1/2/6 judge servers by their own CPU per request (utime + stime of
-# the server's whole process tree, from /proc) and context switches per
+# Rows 1/2/6 judge servers by their own CPU per request (user + system
+# time of the server's whole process tree, to the nanosecond) and context switches per
 # request, not by CPU 0's busy time, which counts anything else the shared
 # host runs there. Ratios against nginx and the floors are medians of
 # per-round paired ratios, each taken between runs minutes apart at most,
@@ -114,37 +114,13 @@ stop_server() { kill -TERM "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null
 # from its own process tree (tree_usage) instead.
 cpu_jiffies() { awk '/^cpu0 /{a=$2+$3+$4+$7+$8; b=a+$5+$6} /^cpu1 /{c=$2+$3+$4+$7+$8; d=c+$5+$6} END{print a, b, c, d}' /proc/stat; }
 
-# tree_pids PID: PID and every descendant (nginx's workers, prefork's
-# children), through /proc/PID/task/TID/children.
-tree_pids() {
-  local c
-  echo "$1"
-  for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree_pids "$c"; done
-}
-# tree_usage PID -> "ticks switches" for PID's whole tree: CPU clock ticks
-# (utime + stime of each process's /proc/PID/stat, which sums all its
-# threads, exited ones included, plus cutime + cstime of the children the
-# root reaped) and context switches (voluntary + nonvoluntary of every
-# live thread's /proc/PID/task/TID/status; a thread that exits during the
-# run takes its switches with it, so thread-per-conn's row 2 figure is a
-# lower bound).
-tree_usage() {
-  local p files=() stats=()
-  for p in $(tree_pids "$1"); do
-    stats+=(/proc/"$p"/stat)
-    files+=(/proc/"$p"/task/*/status)
-  done
-  { cat "${stats[@]}" 2>/dev/null; cat "${files[@]}" 2>/dev/null; } | awk -v root="$1" '
-    # Fields after the ")" that ends comm (which may hold spaces): utime is
-    # the 12th, stime the 13th, cutime and cstime the 14th and 15th.
-    /^[0-9]+ \(/ { split(substr($0, index($0, ") ") + 2), f, " "); t += f[12] + f[13]; if ($1 == root) t += f[14] + f[15]; next }
-    /ctxt_switches:/ { s += $2 }
-    END { print t + 0, s + 0 }'
-}
-CLK_TCK=$(getconf CLK_TCK)
+# tree_usage PID -> "cpu_ns switches": CPU time (user + system, every
+# thread) and context switches of PID's whole process tree so far
+# (scripts/perf/tree_usage.py says how).
+tree_usage() { python3 scripts/perf/tree_usage.py "$1"; }
 
 # client NAME KEEPALIVE -> prints "rps p99_ms requests server_cpu_pct
-# client_cpu_pct server_ticks server_switches": how busy CPU 0 (the
+# client_cpu_pct server_cpu_ns server_switches": how busy CPU 0 (the
 # server's) and CPU 1 (the client's) were during the run, and what the
 # server's process tree used (tree_usage) from before the client started
 # until it ended.
@@ -236,10 +212,10 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 # Every round's numbers, kept beside the tables (docs/PERFORMANCE.md
 # records them): round, keep-alive, server, client, req/s, p99 ms,
-# requests, CPU 0 %, CPU 1 %, server ticks, server context switches.
+# requests, CPU 0 %, CPU 1 %, server CPU ns, server context switches.
 cp "$work/rows" "$OUT/servers-rounds.txt"
-python3 scripts/perf/servers.py "$work/rows" "$CLK_TCK" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
-python3 scripts/perf/servers.py --rounds "$work/rows" "$CLK_TCK" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
+python3 scripts/perf/servers.py "$work/rows" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
+python3 scripts/perf/servers.py --rounds "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
 fi
 
 if want 3; then

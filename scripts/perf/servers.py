@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Tables for the perf suite's rows 1, 2 and 6 (scripts/perf/run.sh).
 
-Usage: servers.py [--rounds] ROWS_FILE CLK_TCK CONNECTIONS SERVER...
+Usage: servers.py [--rounds] ROWS_FILE CONNECTIONS SERVER...
        --rounds: every round's figures instead, one line per server and round
 
 ROWS_FILE has one line per (round, keep-alive, server, client) run:
-round ka server client rps p99_ms requests cpu0_pct cpu1_pct ticks switches
-where ticks and switches are what the server's own process tree used
-during the run (utime + stime in clock ticks, context switches).
+round ka server client rps p99_ms requests cpu0_pct cpu1_pct cpu_ns switches
+where cpu_ns and switches are what the server's own process tree used
+during the run (scripts/perf/tree_usage.py).
 
 Server CPU per request is that process-tree time over the requests the
 client completed: other work on CPU 0 (the host is shared) is not in it.
@@ -24,13 +24,13 @@ import sys
 args = sys.argv[1:]
 every_round = args[:1] == ["--rounds"]
 args = args[1:] if every_round else args
-rows_file, clk_tck, conc, servers = args[0], float(args[1]), args[2], args[3:]
+rows_file, conc, servers = args[0], args[1], args[2:]
 d = {}
 for line in open(rows_file):
-    rnd, ka, s, c, rps, p99, n, cpu0, cpu1, ticks, sw = line.split()
+    rnd, ka, s, c, rps, p99, n, cpu0, cpu1, ns, sw = line.split()
     d[(rnd, ka, s, c)] = dict(rps=float(rps), p99=float(p99), n=float(n) or 1,
                               cpu0=float(cpu0), cpu1=float(cpu1),
-                              us=float(ticks) * 1e6 / clk_tck / (float(n) or 1),
+                              us=float(ns) / 1e3 / (float(n) or 1),
                               sw=float(sw) / (float(n) or 1))
 rounds = sorted({k[0] for k in d}, key=int)
 

@@ -30,6 +30,10 @@
 # Writes the tables to stdout and to target/perf/*.txt; docs/PERFORMANCE.md
 # records a run with the machine and this command.
 set -euo pipefail
+# The whole script is one block, read before any of it runs, so editing
+# this file during a run (as someone working on it will) cannot make bash
+# read the rest of it from the wrong place.
+{
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-7}
 SECS=${2:-3}
@@ -276,3 +280,5 @@ if want 5 && [ -x scripts/bench-files.sh ]; then
   scripts/bench-files.sh | tee -a "$OUT/files.txt"
 fi
 report_steal | tee "$OUT/steal.txt"
+exit
+}

@@ -48,7 +48,11 @@ fn serve(listener: std::net::TcpListener, response: &'static [u8], close: bool) 
     let mut buf = vec![0u8; 64 * 1024];
     let mut out = Vec::with_capacity(64 * 1024);
     loop {
-        poll.poll(&mut events, None).unwrap();
+        // A signal (a profiler's, say) interrupts the wait: go on.
+        match poll.poll(&mut events, None) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => panic!("epoll_wait: {e}"),
+            _ => {}
+        }
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 while let Ok((s, _)) = listener.accept() {

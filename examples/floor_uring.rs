@@ -73,7 +73,11 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
                 ring.submit().expect("submit");
             }
         }
-        ring.submit_and_wait(1).expect("io_uring_enter");
+        // A signal (a profiler's, say) interrupts the wait: reap and go on.
+        match ring.submit_and_wait(1) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => panic!("io_uring_enter: {e}"),
+            _ => {}
+        }
         cqes.extend(
             ring.completion()
                 .map(|c| (c.user_data(), c.result(), c.flags())),

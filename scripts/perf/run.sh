@@ -5,7 +5,7 @@
 #  rows 1/2/6: every loadlab model, nginx (1 worker) and the floor responders
 #              (examples/floor_server.rs, epoll; floor_uring.rs, io_uring)
 #              pinned to CPU 0; wrk and loadlab
-#              bench pinned to CPU 1; 500 B; c=50; keep-alive (row 1) and a
+#              bench pinned to CPU 1; 500 B; c=50 (PERF_C=1000 for c=1000); keep-alive (row 1) and a
 #              new connection per request (row 2).
 #  row 3:      E3, 10,000 requests at c=10,000 on 500 B and 20 KB, loadlab
 #              reactors vs nginx and the floor responder, 2 workers each
@@ -15,29 +15,50 @@
 #  row 4:      scripts/bench-vs-wrk.sh (load generators, floor client).
 #  row 5:      scripts/bench-files.sh (100 MB download/upload vs nginx).
 #
-# Usage: scripts/perf/run.sh [ROUNDS] [SECONDS]  (defaults 3 and 3)
+# Usage: scripts/perf/run.sh [ROUNDS] [SECONDS]  (defaults 7 and 3)
 #        ROWS=12 scripts/perf/run.sh ...  runs only the rows named (default 12345;
 #        "1" and "2" both select the server rows 1, 2 and 6)
-# Ratios against nginx and the floor are medians of per-round ratios, each
-# taken between runs minutes apart at most, so that drift in what the host
-# leaves this machine cancels out.
+#        PERF_SERVERS="floor nginx async async:2" ...  rows 1/2/6 for those
+#        servers only; MODEL:N runs a loadlab model with --workers N
+# Rows 1/2/6 judge servers by their own CPU per request (user + system
+# time of the server's whole process tree, to the nanosecond) and context switches per
+# request, not by CPU 0's busy time, which counts anything else the shared
+# host runs there. Ratios against nginx and the floors are medians of
+# per-round paired ratios, each taken between runs minutes apart at most,
+# so that drift in what the host leaves this machine cancels out; they are
+# printed with their range and every round's value (scripts/perf/servers.py).
 # Writes the tables to stdout and to target/perf/*.txt; docs/PERFORMANCE.md
 # records a run with the machine and this command.
 set -euo pipefail
+# The whole script is one block, read before any of it runs, so editing
+# this file during a run (as someone working on it will) cannot make bash
+# read the rest of it from the wrong place.
+{
 cd "$(dirname "$0")/../.."
-ROUNDS=${1:-3}
+ROUNDS=${1:-7}
 SECS=${2:-3}
 ROWS=${ROWS:-12345}
+# Connections the clients of rows 1/2/6 hold (issues 20 and 23 ask for 50 and 1000).
+CONC=${PERF_C:-50}
+[[ $CONC =~ ^[1-9][0-9]*$ ]] || { echo "PERF_C: a number of connections, e.g. PERF_C=1000 (got '$CONC')" >&2; exit 2; }
 [[ $ROWS =~ ^[1-5]+$ ]] || { echo "ROWS: row numbers 1-5, e.g. ROWS=12 (got '$ROWS')" >&2; exit 2; }
 want() { [[ $ROWS == *$1* ]]; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
 done
 cargo build --release --quiet --bin loadlab --examples
-BIN=${CARGO_TARGET_DIR:-target}/release
 OUT=${CARGO_TARGET_DIR:-target}/perf
 mkdir -p "$OUT"
 work=$(mktemp -d)
+# The run uses its own copy of the binaries: a rebuild in this tree while
+# it runs (someone working on the next change) must not swap the code
+# measured between rounds.
+BIN=$work/bin
+mkdir -p "$BIN/examples"
+cp "${CARGO_TARGET_DIR:-target}/release/loadlab" "$BIN/"
+for e in floor_server floor_uring floor_client floor_upload; do
+  cp "${CARGO_TARGET_DIR:-target}/release/examples/$e" "$BIN/examples/"
+done
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
@@ -77,9 +98,11 @@ CONF
       taskset -c 0 "$(command -v nginx || echo /usr/sbin/nginx)" -p "$work/ng" -c "$work/ng/nginx.conf" -e "$work/ng/error.log" & ;;
     go) GOMAXPROCS=1 taskset -c 0 "$work/go/server" "$PORT" "$work/root" >/dev/null 2>&1 & ;;
     *)
+      # MODEL[:WORKERS][-nodefer]; --workers 1 unless named (thread-pool 8).
       local w=1 model=${name%-nodefer} opt=()
-      [ "$name" = thread-pool ] && w=8
       [ "$model" != "$name" ] && opt=(--no-defer-accept)
+      [ "$model" = thread-pool ] && w=8
+      [[ $model == *:* ]] && { w=${model#*:}; model=${model%%:*}; }
       taskset -c 0 "$BIN/loadlab" serve --model "$model" --workers "$w" "${opt[@]}" --addr "127.0.0.1:$PORT" >/dev/null & ;;
   esac
   SPID=$!
@@ -89,19 +112,31 @@ CONF
 stop_server() { kill -TERM "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true; }
 
 # Busy and total jiffies of CPU 0 and CPU 1 (/proc/stat; idle and iowait
-# are not busy): "busy0 total0 busy1 total1".
+# are not busy): "busy0 total0 busy1 total1". Only to say which core was
+# saturated (the one at 100 % sets the rate): CPU 0 also runs whatever
+# else the shared host puts there, so the server's CPU per request comes
+# from its own process tree (tree_usage) instead.
 cpu_jiffies() { awk '/^cpu0 /{a=$2+$3+$4+$7+$8; b=a+$5+$6} /^cpu1 /{c=$2+$3+$4+$7+$8; d=c+$5+$6} END{print a, b, c, d}' /proc/stat; }
 
-# client NAME KEEPALIVE -> prints "rps p99_ms server_cpu_pct client_cpu_pct",
-# the last two how busy CPU 0 (the server's) and CPU 1 (the client's) were
-# during the run: the one at 100 % sets the rate.
+# tree_usage PID -> "cpu_ns switches": CPU time (user + system, every
+# thread) and context switches of PID's whole process tree so far
+# (scripts/perf/tree_usage.py says how).
+tree_usage() { python3 scripts/perf/tree_usage.py "$1"; }
+
+# client NAME KEEPALIVE -> prints "rps p99_ms requests server_cpu_pct
+# client_cpu_pct server_cpu_ns server_switches": how busy CPU 0 (the
+# server's) and CPU 1 (the client's) were during the run, and what the
+# server's process tree used (tree_usage) from before the client started
+# until it ended.
 client() {
   local c=$1 ka=$2 url="http://127.0.0.1:$PORT/500B.html" o="$work/c.out"
-  local j0 j1
+  local j0 j1 u0 u1
+  u0=$(tree_usage "$SPID")
   j0=$(cpu_jiffies)
   client_run "$c" "$ka" "$url" "$o" > "$work/c.res"
   j1=$(cpu_jiffies)
-  echo "$(cat "$work/c.res") $(echo "$j0 $j1" | awk '{t0 = $6 - $2; t1 = $8 - $4; printf "%.0f %.0f", t0 ? 100 * ($5 - $1) / t0 : 0, t1 ? 100 * ($7 - $3) / t1 : 0}')"
+  u1=$(tree_usage "$SPID")
+  echo "$(cat "$work/c.res") $(echo "$j0 $j1" | awk '{t0 = $6 - $2; t1 = $8 - $4; printf "%.0f %.0f", t0 ? 100 * ($5 - $1) / t0 : 0, t1 ? 100 * ($7 - $3) / t1 : 0}') $(echo "$u0 $u1" | awk '{print $3 - $1, $4 - $2}')"
 }
 
 client_run() {
@@ -110,22 +145,23 @@ client_run() {
     wrk)
       local hdr=()
       [ "$ka" = off ] && hdr=(-H "Connection: close")
-      taskset -c 1 wrk -t1 -c50 -d"${SECS}s" --latency "${hdr[@]}" "$url" > "$o" 2>&1 || true
+      taskset -c 1 wrk -t1 -c"$CONC" -d"${SECS}s" --latency "${hdr[@]}" "$url" > "$o" 2>&1 || true
       python3 - "$o" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
 rps = re.search(r"Requests/sec:\s+([\d.]+)", t)
 p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", t)
 scale = {"us": 0.001, "ms": 1, "s": 1000}
-print(rps.group(1) if rps else 0, float(p99.group(1)) * scale[p99.group(2)] if p99 else 0)
+n = re.search(r"(\d+) requests in", t)
+print(rps.group(1) if rps else 0, float(p99.group(1)) * scale[p99.group(2)] if p99 else 0, n.group(1) if n else 0)
 PY
       ;;
     loadlab)
       local k=()
       [ "$ka" = on ] && k=(-k)
-      taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c 50 -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
+      taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c "$CONC" -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
       # Columns by header name (docs/schema/bench-csv.md), not position.
-      awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["requests_per_second"], $h["p99_ms"]}' "$o" ;;
+      awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["requests_per_second"], $h["p99_ms"], $h["complete"]}' "$o" ;;
   esac
 }
 
@@ -154,7 +190,12 @@ elif want 1 || want 2; then
 fi
 # PERF_SERVERS="floor nginx async go" measures only those (floor and
 # nginx are the ratios' references and must be among them).
+# "async-local:2" is async-local with --workers 2.
 [ -n "${PERF_SERVERS:-}" ] && read -r -a SERVERS <<< "$PERF_SERVERS"
+for ref in floor nginx; do
+  [[ " ${SERVERS[*]} " == *" $ref "* ]] ||
+    { echo "PERF_SERVERS must include floor and nginx, the ratios' references (got '${PERF_SERVERS:-}')" >&2; exit 2; }
+done
 # Without keep-alive, also both servers listening without TCP_DEFER_ACCEPT
 # (every other row has it on both sides), to show what it is worth.
 NODEFER=(nginx-nodefer reactors-nodefer)
@@ -174,52 +215,11 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 # Every round's numbers, kept beside the tables (docs/PERFORMANCE.md
-# records them): round, keep-alive, server, client, req/s, p99 ms, CPU %.
+# records them): round, keep-alive, server, client, req/s, p99 ms,
+# requests, CPU 0 %, CPU 1 %, server CPU ns, server context switches.
 cp "$work/rows" "$OUT/servers-rounds.txt"
-python3 - "$work/rows" "${SERVERS[@]}" <<'PY' | tee "$OUT/servers.txt"
-import sys, statistics as st
-rows = [l.split() for l in open(sys.argv[1])]
-d = {}
-for rnd, ka, s, c, rps, p99, cpu0, cpu1 in rows:
-    d[(rnd, ka, s, c)] = (float(rps), float(p99), float(cpu0), float(cpu1))
-rounds = sorted({r[0] for r in rows})
-def ratio(ka, s, ref):
-    # Median over rounds of s's rate over ref's in the same round (wrk load).
-    return st.median(d[(r, ka, s, "wrk")][0] / (d[(r, ka, ref, "wrk")][0] or 1) for r in rounds)
-for ka, title in (("on", "Row 1/6: keep-alive, 500 B, c=50"), ("off", "Row 2/6: new connection per request, 500 B, c=50")):
-    print(f"\n{title} (server on CPU 0, client on CPU 1; medians; ratios: medians of per-round ratios)")
-    print("(CPU %: how busy the server's CPU 0 and the client's CPU 1 were under wrk; server µs/req: CPU 0's busy time per request)")
-    print(f"| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | vs nginx (wrk) | vs nginx (loadlab) | vs floor (wrk) | server CPU % | client CPU % | server µs/req |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    med = lambda s, c, i: st.median(d[(r, ka, s, c)][i] for r in rounds)
-    servers = sys.argv[2:]
-    if ka == "off":
-        servers += ["nginx-nodefer", "reactors-nodefer"]
-    for s in servers:
-        lb = st.median(d[(r, ka, s, "loadlab")][0] / (d[(r, ka, "nginx", "loadlab")][0] or 1) for r in rounds)
-        us = st.median(d[(r, ka, s, "wrk")][2] * 1e4 / (d[(r, ka, s, "wrk")][0] or 1) for r in rounds)
-        print(f"| {s} | {med(s, 'wrk', 0):.0f} | {med(s, 'wrk', 1):.2f} | {med(s, 'loadlab', 0):.0f} | {med(s, 'loadlab', 1):.2f} "
-              f"| {ratio(ka, s, 'nginx'):.2f} | {lb:.2f} | {ratio(ka, s, 'floor'):.2f} "
-              f"| {med(s, 'wrk', 2):.0f} | {med(s, 'wrk', 3):.0f} | {us:.1f} |")
-    # model subset: issue 20's two questions, async (1 worker) against Go
-    # with GOMAXPROCS=1 (target: at most 0.7 x its server CPU per request)
-    # and async-local against async; medians of per-round ratios, wrk load.
-    for a, b, note in (("async", "go", "; target <= 0.70"), ("async-local", "async", "")):
-        if a in servers and b in servers:
-            cpu = lambda r, s: d[(r, ka, s, "wrk")][2] / (d[(r, ka, s, "wrk")][0] or 1)
-            rs = [cpu(r, a) / (cpu(r, b) or 1) for r in rounds]
-            rps = [d[(r, ka, a, "wrk")][0] / (d[(r, ka, b, "wrk")][0] or 1) for r in rounds]
-            print(f"\n{a} vs {b}: server CPU per request {st.median(rs):.2f} x "
-                  f"(rounds {min(rs):.2f}-{max(rs):.2f}{note}), requests/s {st.median(rps):.2f} x "
-                  f"(rounds {min(rps):.2f}-{max(rps):.2f})")
-    # io-uring against its own floor (gated at 1.1 x) and the epoll floor
-    # (reported only): server CPU per request, medians of per-round ratios.
-    if "io-uring" in servers and "floor-uring" in servers:
-        per = lambda r, s: d[(r, ka, s, "wrk")][2] * 1e4 / (d[(r, ka, s, "wrk")][0] or 1)
-        for ref in ("floor-uring", "floor"):
-            rs = sorted(per(r, "io-uring") / per(r, ref) for r in rounds)
-            print(f"io-uring server µs/req vs {ref}: {st.median(rs):.2f} x (rounds: {', '.join(f'{x:.2f}' for x in rs)})")
-PY
+python3 scripts/perf/servers.py "$work/rows" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
+python3 scripts/perf/servers.py --rounds "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
 fi
 
 if want 3; then
@@ -280,3 +280,5 @@ if want 5 && [ -x scripts/bench-files.sh ]; then
   scripts/bench-files.sh | tee -a "$OUT/files.txt"
 fi
 report_steal | tee "$OUT/steal.txt"
+exit
+}

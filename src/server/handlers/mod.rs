@@ -15,7 +15,7 @@ use crate::http::{Method, RequestHead};
 
 pub use app::{App, DEFAULT_MAX_UPLOAD};
 pub use docroot::{write_embedded_docroot, EMBEDDED_FILES};
-pub use path::{decode_path, PathError};
+pub use path::{decode_path, path_key, PathError};
 pub use response::{Action, Body, BodySink, Job, Reply, Response, Step};
 pub use static_files::StaticRoot;
 

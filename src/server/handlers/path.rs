@@ -1,6 +1,8 @@
 //! Request-path safety: decode once and refuse anything that could name a
 //! file outside the root, before any filesystem call sees it.
 
+use std::borrow::Cow;
+
 /// Why a path was refused; every case is answered with 400.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathError {
@@ -30,6 +32,24 @@ pub fn decode_path(raw: &str) -> Result<Vec<String>, PathError> {
         }
     }
     Ok(segments)
+}
+
+/// The decoded path as one name, the key a static file is found under:
+/// `decode_path`'s segments joined by `/`, with the same refusals.
+/// Borrowed from `raw` when it already is that name (no percent-encoding,
+/// backslash or NUL, no empty, `.` or `..` segment), as nearly every
+/// request's path is: then nothing is allocated. Why it is worth a second
+/// function: on a keep-alive request for a small file, decoding into
+/// segments and joining them was about a tenth of the server's
+/// instructions (callgrind, io-uring model).
+pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
+    let rest = raw.strip_prefix('/').unwrap_or(raw);
+    let plain = !rest.bytes().any(|b| matches!(b, b'%' | b'\\' | 0))
+        && rest.split('/').all(|s| !matches!(s, "" | "." | ".."));
+    if plain {
+        return Ok(Cow::Borrowed(rest));
+    }
+    Ok(Cow::Owned(decode_path(raw)?.join("/")))
 }
 
 fn percent_decode(seg: &str) -> Result<Vec<u8>, PathError> {
@@ -91,13 +111,14 @@ mod tests {
             "/%2",
         ] {
             assert!(decode_path(bad).is_err(), "{bad}");
+            assert!(path_key(bad).is_err(), "{bad}");
         }
     }
 
     /// Random and mutated paths never panic, and whatever is accepted has
     /// only segments that cannot leave the root.
     #[test]
-    fn random_paths_never_yield_an_escaping_segment() {
+    fn random_paths_never_yield_an_escaping_segment_and_keys_match_the_segments() {
         // xorshift64*: deterministic, so a failure reproduces.
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
@@ -129,6 +150,11 @@ mod tests {
             for _ in 0..(next() % 10) {
                 raw.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
             }
+            assert_eq!(
+                path_key(&raw).map(|k| k.into_owned()),
+                decode_path(&raw).map(|s| s.join("/")),
+                "{raw:?}"
+            );
             if let Ok(segments) = decode_path(&raw) {
                 for seg in &segments {
                     assert!(

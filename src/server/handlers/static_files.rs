@@ -15,7 +15,7 @@ use super::validators::Validators;
 use bytes::Bytes;
 
 use super::docroot::EMBEDDED_FILES;
-use super::path::decode_path;
+use super::path::path_key;
 use super::range;
 use super::response::{Body, Response};
 use crate::http::RequestHead;
@@ -89,32 +89,30 @@ impl StaticRoot {
 
     /// Answers GET, HEAD (and POST, served like GET) for a path.
     pub fn serve(&self, head: &RequestHead, raw_path: &str) -> Response {
-        let Ok(segments) = decode_path(raw_path) else {
+        let Ok(key) = path_key(raw_path) else {
             return Response::error(400);
         };
         let (entry, dir_index) = match self {
             StaticRoot::Embedded(map) => {
                 // The root is the one directory: `/` is its index, while
                 // `/index.html` names the file.
-                let name = segments.join("/");
-                match map.get(if name.is_empty() { "index.html" } else { &name }) {
-                    Some(e) => (Arc::clone(e), name.is_empty()),
+                match map.get(if key.is_empty() { "index.html" } else { &key }) {
+                    Some(e) => (Arc::clone(e), key.is_empty()),
                     None => return Response::error(404),
                 }
             }
             StaticRoot::Dir { root, cache } => {
-                let key = segments.join("/");
-                let cached = cache.read().ok().and_then(|c| c.get(&key).cloned());
+                let cached = cache.read().ok().and_then(|c| c.get(&*key).cloned());
                 let e = match cached {
                     Some(e) if e.checked.elapsed() < REVALIDATE_AFTER => e,
-                    _ => match lookup(root, &segments) {
+                    _ => match lookup(root, &key) {
                         Ok(e) => {
                             let e = Arc::new(e);
                             if let Ok(mut c) = cache.write() {
                                 if c.len() >= CACHE_ENTRIES_MAX {
                                     c.clear();
                                 }
-                                c.insert(key, Arc::clone(&e));
+                                c.insert(key.into_owned(), Arc::clone(&e));
                             }
                             e
                         }
@@ -185,11 +183,12 @@ pub(super) fn status_for(err: &io::Error) -> u16 {
     }
 }
 
-/// Resolves segments under the root, refusing anything whose real path
-/// (after following symlinks) is outside it.
-fn lookup(root: &Path, segments: &[String]) -> Result<Entry, u16> {
+/// Resolves a path key (`path_key`: decoded segments joined by `/`)
+/// under the root, refusing anything whose real path (after following
+/// symlinks) is outside it.
+fn lookup(root: &Path, key: &str) -> Result<Entry, u16> {
     let mut path = root.to_path_buf();
-    path.extend(segments);
+    path.extend(key.split('/').filter(|s| !s.is_empty()));
     let mut real = fs::canonicalize(&path).map_err(|e| status_for(&e))?;
     if !real.starts_with(root) {
         return Err(403);

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Tables for the perf suite's rows 1, 2 and 6 (scripts/perf/run.sh).
+
+Usage: servers.py [--rounds] ROWS_FILE CONNECTIONS SERVER...
+       --rounds: every round's figures instead, one line per server and round
+
+ROWS_FILE has one line per (round, keep-alive, server, client) run:
+round ka server client rps p99_ms requests cpu0_pct cpu1_pct cpu_ns switches
+where cpu_ns and switches are what the server's own process tree used
+during the run (scripts/perf/tree_usage.py).
+
+Server CPU per request is that process-tree time over the requests the
+client completed: other work on CPU 0 (the host is shared) is not in it.
+Every ratio is the median of per-round paired ratios (both servers
+measured in the same round, minutes apart at most), printed with its
+range and every round's value in round order. With 7 rounds the range
+[min, max] of the per-round ratios covers the true median ratio with
+probability 1 - 2 / 2**7 = 98.4 % (sign test), so a range that excludes
+1.00 is a difference beyond the interval.
+"""
+import statistics as st
+import sys
+
+args = sys.argv[1:]
+every_round = args[:1] == ["--rounds"]
+args = args[1:] if every_round else args
+rows_file, conc, servers = args[0], args[1], args[2:]
+d = {}
+for line in open(rows_file):
+    rnd, ka, s, c, rps, p99, n, cpu0, cpu1, ns, sw = line.split()
+    d[(rnd, ka, s, c)] = dict(rps=float(rps), p99=float(p99), n=float(n) or 1,
+                              cpu0=float(cpu0), cpu1=float(cpu1),
+                              us=float(ns) / 1e3 / (float(n) or 1),
+                              sw=float(sw) / (float(n) or 1))
+rounds = sorted({k[0] for k in d}, key=int)
+
+
+def per_round(ka, s, ref, c, field):
+    """s's figure over ref's, one ratio per round (round order)."""
+    return [d[(r, ka, s, c)][field] / (d[(r, ka, ref, c)][field] or 1) for r in rounds]
+
+
+def med(ka, s, c, field):
+    return st.median(d[(r, ka, s, c)][field] for r in rounds)
+
+
+def spread(xs):
+    return f"{st.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def pairs(present):
+    """(server, reference, gated): every server against the floor and nginx;
+    the pairs the issues set targets or decisions on also under loadlab."""
+    out = []
+    for s in present:
+        base = s.split(":")[0]
+        for ref in ("floor", "nginx"):
+            if s not in (ref, "floor") and ref in present:
+                out.append((s, ref, s in ("event-loop", "reactors") and ref == "floor"))
+        # io-uring against its own floor (issue 20: at most 1.1 x).
+        if base == "io-uring" and "floor-uring" in present:
+            out.append((s, "floor-uring", True))
+        # async (1 worker) against Go with GOMAXPROCS=1 (at most 0.7 x).
+        if s == "async" and "go" in present:
+            out.append((s, "go", True))
+        # async-local against async with the same workers (keep or drop).
+        if base == "async-local":
+            twin = "async" + s[len("async-local"):]
+            if twin in present:
+                out.append((s, twin, True))
+    return out
+
+
+if every_round:
+    print(f"| row | round | server | wrk req/s | server µs/req (wrk) | switches/req (wrk) "
+          f"| loadlab req/s | server µs/req (loadlab) | switches/req (loadlab) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for ka, row in (("on", f"1, keep-alive, c={conc}"), ("off", f"2, new connection, c={conc}")):
+        for r in rounds:
+            for s in sorted({k[2] for k in d if k[1] == ka}, key=lambda s: (servers + [s]).index(s)):
+                w, lb = d.get((r, ka, s, "wrk")), d.get((r, ka, s, "loadlab"))
+                if w and lb:
+                    print(f"| {row} | {r} | {s} | {w['rps']:.0f} | {w['us']:.2f} | {w['sw']:.3f} "
+                          f"| {lb['rps']:.0f} | {lb['us']:.2f} | {lb['sw']:.3f} |")
+    sys.exit(0)
+
+for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
+                  ("off", f"Row 2/6: new connection per request, 500 B, c={conc}")):
+    present = servers + (["nginx-nodefer", "reactors-nodefer"] if ka == "off" else [])
+    present = [s for s in present if all((r, ka, s, "wrk") in d for r in rounds)]
+    print(f"\n{title} (server on CPU 0, client on CPU 1; medians of {len(rounds)} rounds)")
+    print("(CPU 0 / CPU 1 %: how busy the server's and the client's core were under wrk, "
+          "the one at 100 % sets the rate; server µs/req and switches/req: the server's "
+          "own process tree, all threads and processes)")
+    print("| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | req/s vs nginx (wrk) "
+          "| req/s vs floor (wrk) | CPU 0 % | CPU 1 % | server µs/req (wrk) | server µs/req (loadlab) "
+          "| switches/req (wrk) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in present:
+        print(f"| {s} | {med(ka, s, 'wrk', 'rps'):.0f} | {med(ka, s, 'wrk', 'p99'):.2f} "
+              f"| {med(ka, s, 'loadlab', 'rps'):.0f} | {med(ka, s, 'loadlab', 'p99'):.2f} "
+              f"| {st.median(per_round(ka, s, 'nginx', 'wrk', 'rps')):.2f} "
+              f"| {st.median(per_round(ka, s, 'floor', 'wrk', 'rps')):.2f} "
+              f"| {med(ka, s, 'wrk', 'cpu0'):.0f} | {med(ka, s, 'wrk', 'cpu1'):.0f} "
+              f"| {med(ka, s, 'wrk', 'us'):.2f} | {med(ka, s, 'loadlab', 'us'):.2f} "
+              f"| {med(ka, s, 'wrk', 'sw'):.3f} |")
+    print(f"\nServer CPU per request, ratios (median of per-round ratios (min-max); every round in order)")
+    print("| server | vs | client | CPU/req ratio | every round | req/s ratio (min-max) |")
+    print("|---|---|---|---|---|---|")
+    for s, ref, gated in pairs(present):
+        for c in ("wrk", "loadlab") if gated else ("wrk",):
+            cpu = per_round(ka, s, ref, c, "us")
+            rps = per_round(ka, s, ref, c, "rps")
+            print(f"| {s} | {ref} | {c} | {spread(cpu)} | {', '.join(f'{x:.2f}' for x in cpu)} "
+                  f"| {spread(rps)} |")

@@ -8,5 +8,6 @@ mod bench {
     mod load;
     mod merge;
     mod requests;
+    mod shard;
     mod timing;
 }

@@ -2,12 +2,14 @@
 //! Measuring (engine), aggregating (stats) and rendering (render) are
 //! separate pieces.
 
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod render;
 pub mod result;
 pub mod schedule;
 mod send_timer;
+pub mod shard;
 pub mod slow;
 pub mod stats;
 
@@ -19,7 +21,10 @@ pub use result::BenchResult;
 pub use stats::Stats;
 
 use crate::net::tls::TlsClient;
+use clock::Anchor;
+use clock::Window;
 use engine::{Shared, ThreadCounters, ThreadPlan, Worker};
+use schedule::Slots;
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
 const FD_HEADROOM: u64 = 64;
@@ -39,8 +44,15 @@ pub fn ensure_fd_limit(connections: usize) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Splits connections, requests and rate over threads in proportion.
-fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
+/// Splits this process's part of the load (`whole.part()`) over threads:
+/// connections, requests and rate in proportion. Open loop, each thread's
+/// slots are those of the whole run's schedule that its shard takes
+/// (every N-th, from the shard's index), at the thread's share of the rate.
+fn plans(whole: &BenchConfig) -> Vec<ThreadPlan> {
+    let cfg = &whole.part();
+    let (stride, phase) = whole
+        .shard
+        .map_or((1, 0), |s| (u64::from(s.count), u64::from(s.index)));
     let threads = cfg.threads.min(cfg.concurrency).max(1);
     let c = cfg.concurrency;
     let mut out = Vec::with_capacity(threads);
@@ -59,7 +71,16 @@ fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
         out.push(ThreadPlan {
             connections: conns,
             requests,
-            rate: cfg.rate.map(|r| r * conns as f64 / c as f64),
+            // The whole run's rate, so a one-thread shard's slots are
+            // exactly the whole schedule's (see `Slots`).
+            rate: whole.rate.map(|r| Slots {
+                rate: match conns == c {
+                    true => r,
+                    false => r * conns as f64 / c as f64,
+                },
+                stride,
+                phase,
+            }),
         });
     }
     out
@@ -91,14 +112,38 @@ pub fn run_measured(
     show_progress: bool,
 ) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
+    let whole = cfg;
+    let cfg = &whole.part();
     ensure_fd_limit(cfg.concurrency)?;
     let request = cfg.request.encode(&cfg.target);
     let tls = match cfg.target.tls {
         true => Some(TlsClient::new(&cfg.target.host, &cfg.tls).map_err(ConfigError)?),
         false => None,
     };
+    let anchor = Anchor::now();
     let started = Instant::now();
-    let measure_start = started + cfg.warmup.unwrap_or(Duration::ZERO);
+    let warmup = cfg.warmup.unwrap_or(Duration::ZERO);
+    let (run_start, measure_start) = match cfg.start_at {
+        None => (started, started + warmup),
+        Some(at) => {
+            let at = anchor.instant_of(at).ok_or_else(|| {
+                ConfigError(
+                    "--start-at is further in the past than this machine has been up".into(),
+                )
+            })?;
+            // Open loop, a late start keeps the schedule (its lateness
+            // shows up in the corrected latencies); closed loop has no
+            // schedule to keep and measures from when it could start.
+            let measure = match cfg.rate {
+                Some(_) => at,
+                None => at.max(started),
+            };
+            (
+                measure.checked_sub(warmup).unwrap_or(started).max(started),
+                measure,
+            )
+        }
+    };
     let shared = Shared {
         addr: cfg.target.addr,
         tls,
@@ -108,13 +153,13 @@ pub fn run_measured(
         keep_alive: cfg.request.keep_alive,
         timeout: cfg.timeout,
         variable_length: cfg.variable_length,
-        run_start: started,
+        run_start,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
         stop: AtomicBool::new(false),
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
-    let plans = plans(cfg);
+    let plans = plans(whole);
     let progress: Vec<ThreadCounters> = plans.iter().map(|_| ThreadCounters::default()).collect();
     let finished = AtomicBool::new(false);
     let (stats, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
@@ -185,7 +230,23 @@ pub fn run_measured(
             waited: Duration::from_nanos(p.wait_ns.load(Ordering::Relaxed)),
         })
         .collect();
-    Ok((BenchResult::new(cfg, stats, elapsed), thread_cpu))
+    // The run's actual start: its first measured request on the wire.
+    let first_send = progress
+        .iter()
+        .map(|p| p.first_send_ns.load(Ordering::Relaxed))
+        .filter(|&ns| ns > 0)
+        .min()
+        .map_or(measure_start, |ns| run_start + Duration::from_nanos(ns - 1));
+    let window = Window {
+        planned_start_unix_ms: cfg.start_at.map(clock::unix_ms),
+        start_unix_ms: anchor.unix_ms_of(first_send),
+        end_unix_ms: anchor.unix_ms_of(measure_start + elapsed),
+        start_skew_ms: None,
+    };
+    let mut result = BenchResult::new(cfg, stats, elapsed);
+    result.window = Some(window);
+    result.shard = whole.shard.map(|s| shard::ShardInfo::of(whole, s));
+    Ok((result, thread_cpu))
 }
 
 fn progress_bar(cfg: &BenchConfig) -> indicatif::ProgressBar {

@@ -138,6 +138,8 @@ pub fn measure(
         variable_length: false,
         // Defaults: verified against the system roots or SSL_CERT_FILE.
         tls: Default::default(),
+        shard: None,
+        start_at: None,
     };
     let slow_conns = run.config.slow_conns as usize;
     if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {

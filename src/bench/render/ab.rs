@@ -347,6 +347,8 @@ mod tests {
             warmup: None,
             variable_length,
             tls: Default::default(),
+            shard: None,
+            start_at: None,
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

@@ -360,6 +360,53 @@ mod tests {
     }
 
     #[test]
+    fn every_shard_of_one_load_has_its_hash_and_other_loads_another() {
+        let cfg = BenchConfig {
+            target: crate::net::url::HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
+            request: crate::bench::RequestSpec {
+                method: "GET".into(),
+                ..Default::default()
+            },
+            requests: Some(100),
+            duration: None,
+            concurrency: 8,
+            threads: 1,
+            timeout: std::time::Duration::from_secs(30),
+            rate: None,
+            warmup: None,
+            variable_length: false,
+            tls: Default::default(),
+            shard: Some(Shard { index: 0, count: 4 }),
+            start_at: None,
+        };
+        let hash = config_hash(&cfg);
+        let other_shard = BenchConfig {
+            shard: Some(Shard { index: 3, count: 4 }),
+            ..cfg.clone()
+        };
+        assert_eq!(config_hash(&other_shard), hash);
+        for other in [
+            BenchConfig {
+                requests: Some(101),
+                ..cfg.clone()
+            },
+            BenchConfig {
+                concurrency: 9,
+                ..cfg.clone()
+            },
+            BenchConfig {
+                rate: Some(10.0),
+                ..cfg.clone()
+            },
+        ] {
+            assert_ne!(config_hash(&other), hash);
+        }
+        // The part a shard runs holds the shares; its hash is the whole's.
+        let part = cfg.part();
+        assert_eq!((part.requests, part.concurrency), (Some(25), 2));
+    }
+
+    #[test]
     fn out_paths_expand_shard_and_shards() {
         let s = Shard { index: 2, count: 4 };
         assert_eq!(s.expand("r-{shard}-of-{shards}.json"), "r-2-of-4.json");

@@ -9,5 +9,6 @@ mod bench {
     mod merge;
     mod records;
     mod requests;
+    mod shard;
     mod timing;
 }

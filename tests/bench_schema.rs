@@ -16,7 +16,12 @@ fn validate(doc: &Value) -> Vec<String> {
 #[test]
 fn json_output_matches_the_checked_in_schema() {
     let server = TestServer::start("event-loop", &[]);
-    for extra in [&["-k"][..], &["--rate", "2000"][..], &["-t", "0.3"][..]] {
+    for extra in [
+        &["-k"][..],
+        &["--rate", "2000"][..],
+        &["-t", "0.3"][..],
+        &["--shard", "1/2", "--start-at", "2020-01-01T00:00:00Z"][..],
+    ] {
         let out = Command::new(loadlab_bin())
             .args(["bench", "-q", "-n", "200", "-c", "4", "--format", "json"])
             .args(extra)
@@ -31,6 +36,9 @@ fn json_output_matches_the_checked_in_schema() {
             doc["series"]["complete"].is_array(),
             "{extra:?}: v2 has a series"
         );
+        // Every run records its window; a shard also says which it is.
+        assert!(doc["window"]["start_unix_ms"].is_number(), "{extra:?}");
+        assert_eq!(doc["shard"].is_object(), extra[0] == "--shard", "{extra:?}");
     }
 }
 

@@ -3,12 +3,13 @@
 //! keep-alive, open-loop rate).
 
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
 use bytes::Bytes;
 
 use super::records::MAX_RECORDS;
+use super::shard::Shard;
 use crate::net::tls::TlsOptions;
 use crate::net::url::HttpUrl;
 
@@ -167,6 +168,13 @@ pub struct BenchConfig {
 
     /// How sockets are made and what is logged (ab's -X -P -B -b -v).
     pub client: ClientOptions,
+    /// This process applies one shard of the load; `requests`,
+    /// `concurrency` and `rate` above stay the totals ([`BenchConfig::part`]
+    /// gives the shard's shares).
+    pub shard: Option<Shard>,
+    /// Wall-clock time measuring starts (`--start-at`); the open-loop
+    /// schedule is anchored to it, warm-up runs before it.
+    pub start_at: Option<SystemTime>,
 }
 
 /// ab's options for the client's sockets and its troubleshooting output.
@@ -226,8 +234,45 @@ impl BenchConfig {
 }
 
 impl BenchConfig {
+    /// The load this process applies: the whole, or its shard's exact
+    /// share of the request count, connections and rate. Open loop with a
+    /// count, a shard's requests are its slots of the shared schedule
+    /// (`Shard::slot_share`), so the shards together send its first -n.
+    pub fn part(&self) -> BenchConfig {
+        let Some(s) = self.shard else {
+            return self.clone();
+        };
+        let requests = match self.rate {
+            Some(_) => self.requests.map(|n| s.slot_share(n)),
+            None => self.requests.map(|n| s.share(n)),
+        };
+        BenchConfig {
+            requests,
+            concurrency: s.share(self.concurrency as u64) as usize,
+            rate: self.rate.map(|r| r / f64::from(s.count)),
+            ..self.clone()
+        }
+    }
+
     /// Checks the combination of values; the CLI reports these with exit 2.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_totals()?;
+        if let Some(s) = self.shard {
+            // Every shard needs a connection of its own.
+            if (self.concurrency as u64) < u64::from(s.count) {
+                return err(format!(
+                    "concurrency (-c) {} is below the shard count {}: every shard needs a connection",
+                    self.concurrency, s.count
+                ));
+            }
+            self.part()
+                .validate_totals()
+                .map_err(|e| ConfigError(format!("shard {s}: {}", e.0)))?;
+        }
+        Ok(())
+    }
+
+    fn validate_totals(&self) -> Result<(), ConfigError> {
         if self.concurrency == 0 {
             return err("concurrency (-c) must be at least 1");
         }

@@ -2,6 +2,7 @@
 //! Measuring (engine), aggregating (stats) and rendering (render) are
 //! separate pieces.
 
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod records;
@@ -10,19 +11,23 @@ pub mod result;
 pub mod schedule;
 mod send_timer;
 pub mod series;
+pub mod shard;
 pub mod slow;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 pub use config::{BenchConfig, ClientOptions, ConfigError, RequestSpec};
 pub use result::BenchResult;
 pub use stats::Stats;
 
 use crate::net::tls::TlsClient;
+use clock::Anchor;
+use clock::Window;
 use engine::{Shared, ThreadCounters, ThreadPlan, Worker};
 use records::{Records, MAX_RECORDS};
+use schedule::Slots;
 
 /// Descriptors kept free beyond one per connection (epoll, stdio, files).
 const FD_HEADROOM: u64 = 64;
@@ -42,8 +47,15 @@ pub fn ensure_fd_limit(connections: usize) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Splits connections, requests and rate over threads in proportion.
-fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
+/// Splits this process's part of the load (`whole.part()`) over threads:
+/// connections, requests and rate in proportion. Open loop, each thread's
+/// slots are those of the whole run's schedule that its shard takes
+/// (every N-th, from the shard's index), at the thread's share of the rate.
+fn plans(whole: &BenchConfig) -> Vec<ThreadPlan> {
+    let cfg = &whole.part();
+    let (stride, phase) = whole
+        .shard
+        .map_or((1, 0), |s| (u64::from(s.count), u64::from(s.index)));
     let threads = cfg.threads.min(cfg.concurrency).max(1);
     let c = cfg.concurrency;
     let mut out = Vec::with_capacity(threads);
@@ -62,7 +74,16 @@ fn plans(cfg: &BenchConfig) -> Vec<ThreadPlan> {
         out.push(ThreadPlan {
             connections: conns,
             requests,
-            rate: cfg.rate.map(|r| r * conns as f64 / c as f64),
+            // The whole run's rate, so a one-thread shard's slots are
+            // exactly the whole schedule's (see `Slots`).
+            rate: whole.rate.map(|r| Slots {
+                rate: match conns == c {
+                    true => r,
+                    false => r * conns as f64 / c as f64,
+                },
+                stride,
+                phase,
+            }),
             // Each thread's even share of the bound, or of -n when that is
             // smaller (a thread's -n share can exceed the even share).
             record_cap: match cfg.per_request {
@@ -100,21 +121,41 @@ pub fn run_measured(
     show_progress: bool,
 ) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
+    let whole = cfg;
+    let cfg = &whole.part();
     ensure_fd_limit(cfg.concurrency)?;
     let request = cfg.request_bytes();
     let tls = match cfg.target.tls {
         true => Some(TlsClient::new(&cfg.target.host, &cfg.tls).map_err(ConfigError)?),
         false => None,
     };
+    let anchor = Anchor::now();
     let started = Instant::now();
-    let started_wall = SystemTime::now();
     let warmup = cfg.warmup.unwrap_or(Duration::ZERO);
-    let measure_start = started + warmup;
+    let (run_start, measure_start) = match cfg.start_at {
+        None => (started, started + warmup),
+        Some(at) => {
+            let at = anchor.instant_of(at).ok_or_else(|| {
+                ConfigError(
+                    "--start-at is further in the past than this machine has been up".into(),
+                )
+            })?;
+            // Open loop, a late start keeps the schedule (its lateness
+            // shows up in the corrected latencies); closed loop has no
+            // schedule to keep and measures from when it could start.
+            let measure = match cfg.rate {
+                Some(_) => at,
+                None => at.max(started),
+            };
+            (
+                measure.checked_sub(warmup).unwrap_or(started).max(started),
+                measure,
+            )
+        }
+    };
     // The series' second 0, on the wall clock, so runs on other machines
     // line up with this one (`loadlab merge`).
-    let start_unix_us = (started_wall + warmup)
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
+    let start_unix_us = (anchor.unix_ms_of(measure_start) * 1e3).max(0.0) as u64;
     let log = engine::verbose::Log {
         level: cfg.client.verbosity,
         to_stderr: cfg.client.log_to_stderr,
@@ -135,7 +176,7 @@ pub fn run_measured(
         keep_alive: cfg.request.keep_alive,
         timeout: cfg.timeout,
         variable_length: cfg.variable_length,
-        run_start: started,
+        run_start,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
         // A time-limited run reports exactly its limit as its length, so
@@ -147,7 +188,7 @@ pub fn run_measured(
         stop: AtomicBool::new(false),
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
-    let plans = plans(cfg);
+    let plans = plans(whole);
     let progress: Vec<ThreadCounters> = plans.iter().map(|_| ThreadCounters::default()).collect();
     let finished = AtomicBool::new(false);
     let (mut stats, records, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
@@ -221,8 +262,23 @@ pub fn run_measured(
             waited: Duration::from_nanos(p.wait_ns.load(Ordering::Relaxed)),
         })
         .collect();
+    // The run's actual start: its first measured request on the wire.
+    let first_send = progress
+        .iter()
+        .map(|p| p.first_send_ns.load(Ordering::Relaxed))
+        .filter(|&ns| ns > 0)
+        .min()
+        .map_or(measure_start, |ns| run_start + Duration::from_nanos(ns - 1));
+    let window = Window {
+        planned_start_unix_ms: cfg.start_at.map(clock::unix_ms),
+        start_unix_ms: anchor.unix_ms_of(first_send),
+        end_unix_ms: anchor.unix_ms_of(measure_start + elapsed),
+        start_skew_ms: None,
+    };
     let mut result = BenchResult::new(cfg, stats, elapsed);
     result.records = records;
+    result.window = Some(window);
+    result.shard = whole.shard.map(|s| shard::ShardInfo::of(whole, s));
     Ok((result, thread_cpu))
 }
 

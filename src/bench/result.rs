@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::clock::{union_ms, Window};
 use super::config::BenchConfig;
 use super::records::Records;
 use super::series::{Series, SeriesJson};
+use super::shard::ShardInfo;
 use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stats, Summary};
 
 /// Identifies the JSON layout; bump on any incompatible change. v2 added
@@ -53,6 +55,10 @@ pub struct BenchResult {
     /// Per-request records when asked for (`--per-request`, `-g`); never
     /// in the JSON, empty in results read back from it.
     pub records: Records,
+    /// When it measured, on the wall clock (None in files from before).
+    pub window: Option<Window>,
+    /// The shard of a larger load this run was (`--shard`).
+    pub shard: Option<ShardInfo>,
 }
 
 impl BenchResult {
@@ -77,6 +83,8 @@ impl BenchResult {
             elapsed,
             stats,
             records: Records::default(),
+            window: None,
+            shard: None,
         }
     }
 
@@ -129,8 +137,9 @@ impl BenchResult {
     }
 
     /// Combines runs made at the same time by several clients: counts and
-    /// histograms add up, the time taken is the longest run, concurrency
-    /// and rate are sums. Latency statistics are exactly those of one run
+    /// histograms add up, the time taken is the union of the runs' windows
+    /// on the wall clock (the longest run for files that do not record
+    /// one), concurrency and rate are sums. Latency statistics are exactly those of one run
     /// that saw every request. Open-loop and closed-loop runs measure
     /// different things (latency from the schedule or from the send), so
     /// they are not mixed.
@@ -187,6 +196,30 @@ impl BenchResult {
         // without a start time for each, there is no merged series).
         out.stats.series =
             Series::merge_aligned(results.iter().map(|r| &r.stats.series)).unwrap_or_default();
+        out.shard = None;
+        out.window = None;
+        let windows: Option<Vec<Window>> = results.iter().map(|r| r.window).collect();
+        if let Some(w) = windows {
+            // A window's time starts where its run's elapsed time does
+            // (the planned start, for a late open-loop run).
+            let spans: Vec<(f64, f64)> = results
+                .iter()
+                .zip(&w)
+                .map(|(r, w)| (w.end_unix_ms - r.elapsed.as_secs_f64() * 1e3, w.end_unix_ms))
+                .collect();
+            out.elapsed = Duration::from_secs_f64((union_ms(&spans) / 1e3).max(0.0));
+            let fold = |f: fn(&Window) -> f64, pick: fn(f64, f64) -> f64| {
+                w.iter().map(f).reduce(pick).unwrap_or(0.0)
+            };
+            out.window = Some(Window {
+                planned_start_unix_ms: first.window.and_then(|w| w.planned_start_unix_ms),
+                start_unix_ms: fold(|w| w.start_unix_ms, f64::min),
+                end_unix_ms: fold(|w| w.end_unix_ms, f64::max),
+                start_skew_ms: Some(
+                    fold(|w| w.start_unix_ms, f64::max) - fold(|w| w.start_unix_ms, f64::min),
+                ),
+            });
+        }
         Ok(out)
     }
 }
@@ -300,6 +333,12 @@ pub struct BenchJson {
     /// files, and in merges of runs of which one had none).
     #[serde(default)]
     pub series: Option<SeriesJson>,
+    /// When the run measured (absent in files from before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+    /// `--shard`: which part of which load this run was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
 }
 
 impl BenchJson {
@@ -362,6 +401,8 @@ impl BenchJson {
                 corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
             },
             series: SeriesJson::of(&s.series),
+            window: r.window,
+            shard: r.shard.clone(),
         }
     }
 
@@ -425,6 +466,8 @@ impl BenchJson {
             elapsed,
             stats,
             records: Records::default(),
+            window: self.window,
+            shard: self.shard,
         })
     }
 }
@@ -454,6 +497,8 @@ mod tests {
             per_request: false,
 
             client: Default::default(),
+            shard: None,
+            start_at: None,
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

@@ -11,6 +11,23 @@ use super::series::Series;
 const HIST_MAX_US: u64 = 3_600_000_000;
 const HIST_SIGFIG: u8 = 3;
 
+/// The parameters every latency histogram is made with, as a shard's
+/// JSON records them: histograms with other parameters do not merge
+/// exactly, so `merge` refuses to mix them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HistogramParams {
+    pub lowest_us: u64,
+    pub highest_us: u64,
+    pub significant_digits: u8,
+}
+
+/// This build's [`HistogramParams`].
+pub const HISTOGRAM_PARAMS: HistogramParams = HistogramParams {
+    lowest_us: 1,
+    highest_us: HIST_MAX_US,
+    significant_digits: HIST_SIGFIG,
+};
+
 pub fn new_histogram() -> Histogram<u64> {
     // The bounds are constants within hdrhistogram's limits, so this holds.
     Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("valid histogram bounds")

@@ -2,7 +2,7 @@
 //! extras; builds a BenchConfig, runs it, renders the report.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use clap::Args;
@@ -12,10 +12,12 @@ use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
+use crate::bench::clock::parse_start_at;
 use crate::bench::records::{gnuplot_tsv, per_request_csv, MAX_RECORDS};
 use crate::bench::render::{
     percentile_csv, render_with, series_csv, version_line, AbOptions, Format,
 };
+use crate::bench::shard::Shard;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
@@ -152,10 +154,22 @@ pub struct BenchArgs {
     /// second of the run (docs/per-request.md).
     #[arg(long, value_name = "FILE")]
     pub series_csv: Option<PathBuf>,
+    /// Apply shard I of N of this load (0-based): an exact share of -n, -c
+    /// and --rate, on every N-th slot of the open-loop schedule. `auto`
+    /// reads SLURM_PROCID/SLURM_NTASKS or JOB_COMPLETION_INDEX/LOADLAB_SHARDS.
+    /// Merge the shards' JSON with `loadlab merge`. See docs/DISTRIBUTED.md.
+    #[arg(long, value_name = "I/N|auto")]
+    pub shard: Option<String>,
+    /// Set up and warm up (--warmup), then start measuring at this time:
+    /// Unix milliseconds or RFC 3339. The open-loop schedule is anchored
+    /// to it, so a late start shows in the corrected latencies.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    pub start_at: Option<SystemTime>,
     /// Report format.
     #[arg(long, value_enum, default_value = "ab")]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
+    /// Write the report to this file instead of stdout; with --shard,
+    /// {shard} and {shards} in it become the shard's index and count.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     // Boxed: the flags are many, and the Command enum holds them inline.
@@ -186,7 +200,25 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 
 impl BenchArgs {
     /// Second stage: files read, values checked, config built.
-    pub fn into_config(self) -> anyhow::Result<(BenchConfig, Options)> {
+    pub fn into_config(mut self) -> anyhow::Result<(BenchConfig, Options)> {
+        let shard = self
+            .shard
+            .as_deref()
+            .map(|spec| Shard::parse(spec, |k| std::env::var(k).ok()))
+            .transpose()
+            .map_err(|e| usage(e.0))?;
+        if let Some(out) = self.out.take() {
+            let text = out.to_string_lossy();
+            self.out = Some(match shard {
+                Some(s) => PathBuf::from(s.expand(&text)),
+                None if text.contains("{shard") => {
+                    return Err(usage(format!(
+                        "--out {text} names {{shard}} or {{shards}} but no --shard is given"
+                    )))
+                }
+                None => out,
+            });
+        }
         let url = self.url.as_deref().unwrap_or_default();
         let target = HttpUrl::parse(url).map_err(|e| usage(e.to_string()))?;
         let ab = self.ab.ab_options(self.format)?;
@@ -302,6 +334,8 @@ impl BenchArgs {
             per_request: self.per_request.is_some() || self.gnuplot.is_some(),
 
             client,
+            shard,
+            start_at: self.start_at,
         };
         cfg.validate().map_err(|e| usage(e.0))?;
         // Roots, suites and the server name are checked before any load:
@@ -404,7 +438,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let (cfg, opts) = args.into_config()?;
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
-    bench::ensure_fd_limit(cfg.concurrency + slow_conns).map_err(|e| usage(e.0))?;
+    bench::ensure_fd_limit(cfg.part().concurrency + slow_conns).map_err(|e| usage(e.0))?;
     let shutdown = Shutdown::from_signals()?;
     let progress = !opts.quiet && std::io::stderr().is_terminal();
     let stop = || shutdown.is_set();

@@ -141,6 +141,8 @@ pub fn measure(
         per_request: false,
 
         client: Default::default(),
+        shard: None,
+        start_at: None,
     };
     let slow_conns = run.config.slow_conns as usize;
     if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {

@@ -17,7 +17,23 @@ fn merge_of_two_runs_equals_one_run_over_both() {
         ("a.json", &["-n", "300", "-c", "5"]),
         ("b.json", &["-n", "500", "-c", "5"]),
     ];
-    let (merged, runs) = merge_files(&bench_files(dir.path(), &url, &runs));
+    let files = bench_files(dir.path(), &url, &runs);
+    // The runs were made one after the other: merge says how far apart
+    // they were, and merges them with --allow-apart.
+    let out = Command::new(loadlab_bin())
+        .args(["merge", "--format", "json"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("a.json ended")
+            && stderr.contains("before")
+            && stderr.contains("b.json started"),
+        "{stderr}"
+    );
+    let (merged, runs) = merge_files(&files, &["--allow-apart"]);
     assert_eq!(u(&merged, "/complete"), 800);
     let mut union = decode_histogram(runs[0]["histograms"]["total"].as_str().unwrap()).unwrap();
     union
@@ -50,12 +66,14 @@ fn merge_of_two_runs_equals_one_run_over_both() {
             assert_eq!(got, want, "merged {key} is the union's");
         }
     }
+    // Throughput counts the time some run was measuring: here both runs'
+    // times, not the gap between them.
     let t = merged["time_taken_s"].as_f64().unwrap();
-    let tmax = runs
+    let sum: f64 = runs
         .iter()
         .map(|r| r["time_taken_s"].as_f64().unwrap())
-        .fold(0.0, f64::max);
-    assert_eq!(t, tmax);
+        .sum();
+    assert!((t - sum).abs() < 1e-5, "{t} vs {sum}");
 }
 
 #[test]

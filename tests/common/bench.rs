@@ -88,9 +88,10 @@ pub fn bench_files(
 
 /// `loadlab merge --format json FILES...`, which must succeed: the merged
 /// JSON, and each input's.
-pub fn merge_files(files: &[std::path::PathBuf]) -> (Value, Vec<Value>) {
+pub fn merge_files(files: &[std::path::PathBuf], flags: &[&str]) -> (Value, Vec<Value>) {
     let out = Command::new(loadlab_bin())
         .args(["merge", "--format", "json"])
+        .args(flags)
         .args(files)
         .output()
         .unwrap();

@@ -12,7 +12,7 @@ use mio::net::TcpStream;
 use mio::{Events, Poll, Token};
 
 use super::records::Records;
-use super::schedule::{slot_time, slots_before};
+use super::schedule::Slots;
 use super::send_timer::SendTimer;
 use super::stats::Stats;
 use crate::http::client::ResponseParser;
@@ -43,8 +43,8 @@ pub struct ThreadPlan {
     pub connections: usize,
     /// Requests this thread must complete (None: until the deadline).
     pub requests: Option<u64>,
-    /// Open loop: this thread's share of the rate, requests per second.
-    pub rate: Option<f64>,
+    /// Open loop: this thread's slots of the run's schedule.
+    pub rate: Option<Slots>,
     /// Per-request records this thread keeps at most (0: none kept).
     pub record_cap: usize,
 }
@@ -103,6 +103,11 @@ pub struct ThreadCounters {
     /// Time the thread was ready to run but waited for a CPU (0 where
     /// the kernel does not say).
     pub wait_ns: AtomicU64,
+    /// When the thread sent its first measured request (open loop: less
+    /// that slot's offset in the schedule), in nanoseconds after the run's
+    /// start plus one (0: none yet); the earliest over the threads is the
+    /// run's actual start, which shards compare.
+    pub first_send_ns: AtomicU64,
 }
 
 /// Nanoseconds the calling thread has waited on a run queue, from the
@@ -231,8 +236,8 @@ impl<'a> Worker<'a> {
             })
             .collect();
         let open_loop = plan.rate.is_some();
-        let warm_total = plan.rate.map_or(0, |rate| {
-            slots_before(shared.run_start, shared.measure_start, rate)
+        let warm_total = plan.rate.map_or(0, |slots| {
+            slots.before(shared.run_start, shared.measure_start)
         });
         let records = Records::with_cap(plan.record_cap, plan.requests);
         let poll = Poll::new()?;
@@ -265,6 +270,17 @@ impl<'a> Worker<'a> {
     /// Runs until the plan is done, the deadline passes or stop is set;
     /// returns what it measured and the per-request records it kept.
     pub fn run(mut self) -> (Stats, Records) {
+        // --start-at: everything is set up; wait for the run's start.
+        while !self.shared.stop.load(Ordering::Relaxed) {
+            let left = self
+                .shared
+                .run_start
+                .saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(TICK));
+        }
         if let Some(c) = self.conns.first_mut() {
             c.parser.capture_server(true);
         }
@@ -331,9 +347,9 @@ impl<'a> Worker<'a> {
     /// missed; they and the requests still in flight enter the corrected
     /// histogram as waiting until the end (a lower bound on their latency),
     /// so a stalled server cannot make its backlog vanish from the tail.
-    fn account_unfinished(&mut self, rate: f64, deadline: Instant) {
+    fn account_unfinished(&mut self, slots: Slots, deadline: Instant) {
         let origin = self.shared.measure_start;
-        let mut due = slots_before(origin, deadline, rate);
+        let mut due = slots.before(origin, deadline);
         if let Some(n) = self.plan.requests {
             due = due.min(n);
         }
@@ -358,7 +374,7 @@ impl<'a> Worker<'a> {
         let mut k = self.started;
         while k < due {
             let n = group.min(due - k);
-            h.saturating_record_n(us(slot_time(origin, k + n / 2, rate)), n);
+            h.saturating_record_n(us(slots.at(origin, k + n / 2)), n);
             k += n;
         }
     }
@@ -439,16 +455,16 @@ impl<'a> Worker<'a> {
     /// server warmed up flat out would be in another state than the rate
     /// asks for); measured slots count from `measure_start`. None when the
     /// measured budget (-n) is spent.
-    fn next_slot(&mut self, rate: f64) -> Option<(bool, Instant)> {
+    fn next_slot(&mut self, slots: Slots) -> Option<(bool, Instant)> {
         if self.warm_slots < self.warm_total {
-            let at = slot_time(self.shared.run_start, self.warm_slots, rate);
+            let at = slots.at(self.shared.run_start, self.warm_slots);
             self.warm_slots += 1;
             return Some((false, at));
         }
         if !self.budget_left() {
             return None;
         }
-        let at = slot_time(self.shared.measure_start, self.started, rate);
+        let at = slots.at(self.shared.measure_start, self.started);
         self.started += 1;
         Some((true, at))
     }
@@ -466,6 +482,19 @@ impl<'a> Worker<'a> {
 
     /// Starts a request on connection `i` now.
     fn begin(&mut self, i: usize, counted: bool, intended: Instant, now: Instant) {
+        if counted && self.progress.first_send_ns.load(Ordering::Relaxed) == 0 {
+            // Open loop, the slot's place in the schedule (a later shard's
+            // first slot is later by design) is not lateness.
+            let at = match self.plan.rate {
+                Some(_) => now - intended.saturating_duration_since(self.shared.measure_start),
+                None => now,
+            };
+            let ns = at
+                .saturating_duration_since(self.shared.run_start)
+                .as_nanos();
+            let ns = u64::try_from(ns).unwrap_or(u64::MAX - 1) + 1;
+            self.progress.first_send_ns.store(ns, Ordering::Relaxed);
+        }
         let c = &mut self.conns[i];
         c.counted = counted;
         c.t_intended = intended;

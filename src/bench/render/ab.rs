@@ -399,6 +399,8 @@ mod tests {
             per_request: false,
 
             client: Default::default(),
+            shard: None,
+            start_at: None,
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

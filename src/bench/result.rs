@@ -7,11 +7,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::buckets::{linear_buckets, Bucket};
 use super::config::BenchConfig;
-use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stats, Summary};
+use super::stats::{
+    decode_histogram, encode_histogram, Failures, Latencies, Stats, StatusCodes, Summary,
+};
 
-/// Identifies the JSON layout; bump on any incompatible change.
-pub const SCHEMA_ID: &str = "loadlab.bench/v1";
+/// Identifies the JSON layout; bump on any incompatible change. v2 added
+/// `status_codes` and `histograms.buckets`.
+pub const SCHEMA_ID: &str = "loadlab.bench/v2";
+
+/// The layout before v2, still read (by `loadlab merge`): it lacks status
+/// codes (the report then says how many responses have none) and buckets
+/// (derived again from the histograms).
+pub const SCHEMA_V1: &str = "loadlab.bench/v1";
 
 /// Open loop: an achieved rate below this share of `--rate` is warned
 /// about, because the latencies then describe a lighter load than asked.
@@ -226,9 +235,24 @@ pub struct Histograms {
     /// Open loop: Connect from the scheduled send time.
     #[serde(default)]
     pub corrected_connect: Option<String>,
+    /// The same distributions as buckets anyone can read (derived from the
+    /// encodings above, so ignored when a file is read back).
+    #[serde(default, skip_deserializing)]
+    pub buckets: Option<ReadableBuckets>,
 }
 
-/// The JSON document (`docs/schema/bench-v1.schema.json` describes it).
+/// oha's linear buckets of each histogram (see `bench::buckets`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadableBuckets {
+    pub total: Vec<Bucket>,
+    pub connect: Vec<Bucket>,
+    pub waiting: Vec<Bucket>,
+    pub processing: Vec<Bucket>,
+    pub corrected: Option<Vec<Bucket>>,
+    pub corrected_connect: Option<Vec<Bucket>>,
+}
+
+/// The JSON document (`docs/schema/bench-v2.schema.json` describes it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchJson {
     pub schema: String,
@@ -259,6 +283,9 @@ pub struct BenchJson {
     pub non_2xx: u64,
     pub keep_alive_requests: u64,
     pub status_classes: StatusClasses,
+    /// Responses by exact status code (absent in v1 files).
+    #[serde(default)]
+    pub status_codes: BTreeMap<u16, u64>,
     pub errors: BTreeMap<String, u64>,
     pub bytes: Bytes,
     pub requests_per_second: f64,
@@ -313,6 +340,7 @@ impl BenchJson {
                 c4: c[4],
                 c5: c[5],
             },
+            status_codes: s.status_codes.to_map(),
             errors: s.errors.clone(),
             bytes: Bytes {
                 total_received: s.total_bytes,
@@ -339,17 +367,31 @@ impl BenchJson {
                 processing: encode_histogram(&l.processing),
                 corrected: l.corrected.as_ref().map(encode_histogram),
                 corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
+                buckets: Some(ReadableBuckets {
+                    total: linear_buckets(&l.total),
+                    connect: linear_buckets(&l.connect),
+                    waiting: linear_buckets(&l.waiting),
+                    processing: linear_buckets(&l.processing),
+                    corrected: l.corrected.as_ref().map(linear_buckets),
+                    corrected_connect: l.corrected_connect.as_ref().map(linear_buckets),
+                }),
             },
         }
     }
 
     /// Rebuilds a result (counters and full histograms) from its JSON.
     pub fn into_result(self) -> anyhow::Result<BenchResult> {
-        if self.schema != SCHEMA_ID {
+        if self.schema != SCHEMA_ID && self.schema != SCHEMA_V1 {
             anyhow::bail!(
-                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID})",
+                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID} and {SCHEMA_V1})",
                 self.schema
             );
+        }
+        let mut status_codes = StatusCodes::default();
+        for (&code, &n) in &self.status_codes {
+            if !status_codes.add(code, n) {
+                anyhow::bail!("status_codes: {code} is not a status code, or its count overflows");
+            }
         }
         let h = &self.histograms;
         let latency = Latencies {
@@ -376,6 +418,7 @@ impl BenchJson {
             non_2xx: self.non_2xx,
             keep_alive_requests: self.keep_alive_requests,
             status_classes: [c.other, c.c1, c.c2, c.c3, c.c4, c.c5],
+            status_codes,
             errors: self.errors,
             total_bytes: self.bytes.total_received,
             html_bytes: self.bytes.html_received,

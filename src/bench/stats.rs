@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+pub use super::codes::StatusCodes;
+
 /// Histogram range: 1 µs .. 1 hour, 3 significant digits.
 const HIST_MAX_US: u64 = 3_600_000_000;
 const HIST_SIGFIG: u8 = 3;
@@ -138,6 +140,9 @@ pub struct Stats {
     pub keep_alive_requests: u64,
     /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for others.
     pub status_classes: [u64; 6],
+    /// Responses by exact status code (empty for runs read from files
+    /// written before codes were recorded).
+    pub status_codes: StatusCodes,
     /// Errors by kind, e.g. "connect: Connection refused".
     pub errors: BTreeMap<String, u64>,
     /// Bytes received (heads and bodies as on the wire).
@@ -170,6 +175,7 @@ impl Stats {
             non_2xx: 0,
             keep_alive_requests: 0,
             status_classes: [0; 6],
+            status_codes: StatusCodes::default(),
             errors: BTreeMap::new(),
             total_bytes: 0,
             html_bytes: 0,
@@ -282,6 +288,9 @@ impl Stats {
         add("bytes.total_received", &mut self.total_bytes, o.total_bytes);
         add("bytes.html_received", &mut self.html_bytes, o.html_bytes);
         add("bytes.body_sent", &mut self.body_sent, o.body_sent);
+        if !self.status_codes.merge(&o.status_codes) {
+            over.get_or_insert("status_codes");
+        }
         self.hit_deadline |= o.hit_deadline;
         match (self.document_length, o.document_length) {
             (None, d) => self.document_length = d,

@@ -11,7 +11,8 @@ use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file};
 use super::values::{parse_duration, UsageError};
-use crate::bench::render::{percentile_csv, render, Format};
+use crate::bench::progress::{heartbeat_step, ProgressMode};
+use crate::bench::render::{ab_after_run, ab_preamble, percentile_csv, render, Format};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
@@ -336,7 +337,19 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
     bench::ensure_fd_limit(cfg.concurrency + slow_conns).map_err(|e| usage(e.0))?;
     let shutdown = Shutdown::from_signals()?;
-    let progress = !opts.quiet && std::io::stderr().is_terminal();
+    // ab's heartbeats go to stderr whatever it is, unless -q; the live bar
+    // only to a terminal.
+    let mode = ProgressMode {
+        bar: !opts.quiet && std::io::stderr().is_terminal(),
+        heartbeats: !opts.quiet,
+    };
+    let heartbeats = mode.heartbeats && heartbeat_step(cfg.requests).is_some();
+    // ab's stdout as it goes: banner and "Benchmarking HOST (be patient)"
+    // now, the rest after the run. A file gets the report alone.
+    let live_ab = opts.format == Format::Ab && opts.out.is_none();
+    if live_ab {
+        emit(&ab_preamble(&cfg.target.host, heartbeats), None)?;
+    }
     let stop = || shutdown.is_set();
     let slow = match opts.slow.clone() {
         Some(spec) => Some(
@@ -346,7 +359,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let result = bench::run(&cfg, Some(&stop), progress);
+    let result = bench::run(&cfg, Some(&stop), mode);
     if let Some((spec, clients)) = slow {
         let r = clients.finish();
         eprintln!(
@@ -361,7 +374,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
     let result = result?;
-    emit(&render(&result, opts.format), opts.out.as_deref())?;
+    let report = match live_ab {
+        true => ab_after_run(&result, heartbeats),
+        false => render(&result, opts.format),
+    };
+    emit(&report, opts.out.as_deref())?;
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }

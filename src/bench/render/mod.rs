@@ -2,8 +2,9 @@
 
 mod ab;
 mod csv;
+mod extras;
 
-pub use ab::{ab_report, percentile_csv};
+pub use ab::{ab_after_run, ab_preamble, ab_report, banner, percentile_csv, BEYOND_AB};
 pub use csv::{csv_header, csv_row};
 
 use super::result::{BenchJson, BenchResult};

@@ -35,7 +35,9 @@ pub fn linear_buckets(h: &Histogram<u64>) -> Vec<Bucket> {
     let step = (max - min) as f64 / (HISTOGRAM_BUCKETS - 1) as f64;
     let mut out: Vec<Bucket> = (0..HISTOGRAM_BUCKETS)
         .map(|i| Bucket {
-            le_ms: ms(min as f64 + step * i as f64),
+            // Whole microseconds: times are whole, so a time is within
+            // the bound exactly when it is within its floor.
+            le_ms: ms((min as f64 + step * i as f64).floor()),
             count: 0,
         })
         .collect();

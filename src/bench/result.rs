@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::buckets::{linear_buckets, Bucket};
 use super::config::BenchConfig;
 use super::stats::{
-    decode_histogram, encode_histogram, Failures, Latencies, Stats, StatusCodes, Summary,
+    decode_histogram, encode_histogram, Failures, Latencies, PerDistribution, Stats, StatusCodes,
+    Summary,
 };
 
 /// Identifies the JSON layout; bump on any incompatible change. v2 added
@@ -227,29 +228,13 @@ pub struct Histograms {
     pub unit: String,
     /// Always "hdrhistogram-v2-deflate-base64".
     pub encoding: String,
-    pub total: String,
-    pub connect: String,
-    pub waiting: String,
-    pub processing: String,
-    pub corrected: Option<String>,
-    /// Open loop: Connect from the scheduled send time.
-    #[serde(default)]
-    pub corrected_connect: Option<String>,
+    /// Each distribution, encoded.
+    #[serde(flatten)]
+    pub encoded: PerDistribution<String>,
     /// The same distributions as buckets anyone can read (derived from the
-    /// encodings above, so ignored when a file is read back).
+    /// encodings, so ignored when a file is read back).
     #[serde(default, skip_deserializing)]
-    pub buckets: Option<ReadableBuckets>,
-}
-
-/// oha's linear buckets of each histogram (see `bench::buckets`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReadableBuckets {
-    pub total: Vec<Bucket>,
-    pub connect: Vec<Bucket>,
-    pub waiting: Vec<Bucket>,
-    pub processing: Vec<Bucket>,
-    pub corrected: Option<Vec<Bucket>>,
-    pub corrected_connect: Option<Vec<Bucket>>,
+    pub buckets: Option<PerDistribution<Vec<Bucket>>>,
 }
 
 /// The JSON document (`docs/schema/bench-v2.schema.json` describes it).
@@ -361,20 +346,8 @@ impl BenchJson {
             histograms: Histograms {
                 unit: "us".into(),
                 encoding: "hdrhistogram-v2-deflate-base64".into(),
-                total: encode_histogram(&l.total),
-                connect: encode_histogram(&l.connect),
-                waiting: encode_histogram(&l.waiting),
-                processing: encode_histogram(&l.processing),
-                corrected: l.corrected.as_ref().map(encode_histogram),
-                corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
-                buckets: Some(ReadableBuckets {
-                    total: linear_buckets(&l.total),
-                    connect: linear_buckets(&l.connect),
-                    waiting: linear_buckets(&l.waiting),
-                    processing: linear_buckets(&l.processing),
-                    corrected: l.corrected.as_ref().map(linear_buckets),
-                    corrected_connect: l.corrected_connect.as_ref().map(linear_buckets),
-                }),
+                encoded: l.each(encode_histogram),
+                buckets: Some(l.each(linear_buckets)),
             },
         }
     }
@@ -393,7 +366,7 @@ impl BenchJson {
                 anyhow::bail!("status_codes: {code} is not a status code, or its count overflows");
             }
         }
-        let h = &self.histograms;
+        let h = &self.histograms.encoded;
         let latency = Latencies {
             total: decode_histogram(&h.total)?,
             connect: decode_histogram(&h.connect)?,

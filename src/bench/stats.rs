@@ -100,6 +100,35 @@ impl Latencies {
     }
 }
 
+/// One value for each distribution of [`Latencies`], under the names the
+/// JSON gives them (the encodings and the readable buckets).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerDistribution<T> {
+    pub total: T,
+    pub connect: T,
+    pub waiting: T,
+    pub processing: T,
+    pub corrected: Option<T>,
+    /// Open loop: Connect from the scheduled send time (absent in files
+    /// from before it was recorded).
+    #[serde(default)]
+    pub corrected_connect: Option<T>,
+}
+
+impl Latencies {
+    /// `f` of each distribution.
+    pub fn each<T>(&self, f: impl Fn(&Histogram<u64>) -> T) -> PerDistribution<T> {
+        PerDistribution {
+            total: f(&self.total),
+            connect: f(&self.connect),
+            waiting: f(&self.waiting),
+            processing: f(&self.processing),
+            corrected: self.corrected.as_ref().map(&f),
+            corrected_connect: self.corrected_connect.as_ref().map(&f),
+        }
+    }
+}
+
 /// Ways a request can fail, as ab breaks them down (timeouts are counted
 /// among ab's "Exceptions" and also on their own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

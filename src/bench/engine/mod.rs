@@ -74,9 +74,10 @@ pub struct Shared {
     pub doc_length: AtomicU64,
 }
 
-/// What a load thread tells others: the requests it has finished, failed
-/// and their latency (read by the progress display while it runs) and, when it ends, the CPU time it used
-/// (a lab tells from it whether the client, not the server, set the rate).
+/// What a load thread tells others: the requests it has finished and
+/// failed and their latency (read by the progress display while it runs)
+/// and, when it ends, the CPU time it used (a lab tells from it whether
+/// the client, not the server, set the rate).
 /// Padded so threads bumping their own counter do not share a cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]

@@ -4,6 +4,7 @@
 mod common;
 
 mod bench {
+    mod ab_parsers;
     mod ab_report;
     mod load;
     mod merge;

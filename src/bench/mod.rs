@@ -2,9 +2,12 @@
 //! Measuring (engine), aggregating (stats) and rendering (render) are
 //! separate pieces.
 
+pub mod buckets;
 pub mod clock;
+mod codes;
 pub mod config;
 pub mod engine;
+pub mod progress;
 pub mod records;
 pub mod render;
 pub mod result;
@@ -19,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use config::{BenchConfig, ClientOptions, ConfigError, RequestSpec};
+pub use progress::ProgressMode;
 pub use result::BenchResult;
 pub use stats::Stats;
 
@@ -95,14 +99,14 @@ fn plans(whole: &BenchConfig) -> Vec<ThreadPlan> {
     out
 }
 
-/// Runs the benchmark. `stop` is polled and ends it early (Ctrl-C); `show_progress`
-/// draws a bar on stderr.
+/// Runs the benchmark. `stop` is polled and ends it early (Ctrl-C);
+/// `progress` says what to show on stderr meanwhile.
 pub fn run(
     cfg: &BenchConfig,
     stop: Option<&(dyn Fn() -> bool + Sync)>,
-    show_progress: bool,
+    progress: ProgressMode,
 ) -> anyhow::Result<BenchResult> {
-    run_measured(cfg, stop, show_progress).map(|(r, _)| r)
+    run_measured(cfg, stop, progress).map(|(r, _)| r)
 }
 
 /// How a load thread spent its life: on a CPU, and ready to run but
@@ -118,7 +122,7 @@ pub struct ThreadTime {
 pub fn run_measured(
     cfg: &BenchConfig,
     stop: Option<&(dyn Fn() -> bool + Sync)>,
-    show_progress: bool,
+    mode: ProgressMode,
 ) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
     cfg.validate()?;
     let whole = cfg;
@@ -202,29 +206,15 @@ pub fn run_measured(
             })
             .collect();
         let watcher = scope.spawn(|| {
-            let bar = show_progress.then(|| progress_bar(cfg));
+            let mut display = progress::Display::new(cfg, mode, &progress, started);
             while !finished.load(Ordering::Acquire) {
                 if stop.is_some_and(|s| s()) {
                     shared.stop.store(true, Ordering::Relaxed);
                 }
-                if let Some(bar) = &bar {
-                    let done: u64 = progress
-                        .iter()
-                        .map(|p| p.done.load(Ordering::Relaxed))
-                        .sum();
-                    match cfg.requests {
-                        Some(_) => bar.set_position(done),
-                        None => {
-                            bar.set_position(started.elapsed().as_millis() as u64);
-                            bar.set_message(format!("{done} requests"));
-                        }
-                    }
-                }
+                display.tick();
                 std::thread::sleep(Duration::from_millis(100));
             }
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
+            display.finish();
         });
         let mut total = Stats::new(cfg.rate.is_some());
         let mut records = Vec::new();
@@ -280,21 +270,4 @@ pub fn run_measured(
     result.window = Some(window);
     result.shard = whole.shard.map(|s| shard::ShardInfo::of(whole, s));
     Ok((result, thread_cpu))
-}
-
-fn progress_bar(cfg: &BenchConfig) -> indicatif::ProgressBar {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let (len, template) = match (cfg.requests, cfg.duration) {
-        (Some(n), _) => (n, "{bar:40} {pos}/{len} requests  {per_sec}  eta {eta}"),
-        (None, Some(d)) => (
-            d.as_millis() as u64,
-            "{bar:40} {msg}  {elapsed} of the time limit",
-        ),
-        (None, None) => (0, "{pos}"),
-    };
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style);
-    }
-    bar
 }

@@ -7,20 +7,26 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::buckets::{linear_buckets, Bucket};
 use super::clock::{union_ms, Window};
 use super::config::BenchConfig;
 use super::records::Records;
 use super::series::{Series, SeriesJson};
 use super::shard::ShardInfo;
-use super::stats::{decode_histogram, encode_histogram, Failures, Latencies, Stats, Summary};
+use super::stats::{
+    decode_histogram, encode_histogram, Failures, Latencies, PerDistribution, Stats, StatusCodes,
+    Summary,
+};
 
 /// Identifies the JSON layout; bump on any incompatible change. v2 added
-/// the per-second `series` (and its start time).
+/// `status_codes`, `histograms.buckets`, the per-second `series` (and its
+/// start time), the run's `window` and, for a shard, `shard`.
 pub const SCHEMA_ID: &str = "loadlab.bench/v2";
 
-/// Layouts this version still reads: v1 files are v2 files without a
-/// series.
-const READS: [&str; 2] = ["loadlab.bench/v1", SCHEMA_ID];
+/// The layout before v2, still read (by `loadlab merge`): it lacks status
+/// codes (the report then says how many responses have none), buckets
+/// (derived again from the histograms), a series and a window.
+pub const SCHEMA_V1: &str = "loadlab.bench/v1";
 
 /// Open loop: an achieved rate below this share of `--rate` is warned
 /// about, because the latencies then describe a lighter load than asked.
@@ -268,14 +274,13 @@ pub struct Histograms {
     pub unit: String,
     /// Always "hdrhistogram-v2-deflate-base64".
     pub encoding: String,
-    pub total: String,
-    pub connect: String,
-    pub waiting: String,
-    pub processing: String,
-    pub corrected: Option<String>,
-    /// Open loop: Connect from the scheduled send time.
-    #[serde(default)]
-    pub corrected_connect: Option<String>,
+    /// Each distribution, encoded.
+    #[serde(flatten)]
+    pub encoded: PerDistribution<String>,
+    /// The same distributions as buckets anyone can read (derived from the
+    /// encodings, so ignored when a file is read back).
+    #[serde(default, skip_deserializing)]
+    pub buckets: Option<PerDistribution<Vec<Bucket>>>,
 }
 
 /// The JSON document (`docs/schema/bench-v2.schema.json` describes it).
@@ -309,6 +314,9 @@ pub struct BenchJson {
     pub non_2xx: u64,
     pub keep_alive_requests: u64,
     pub status_classes: StatusClasses,
+    /// Responses by exact status code (absent in v1 files).
+    #[serde(default)]
+    pub status_codes: BTreeMap<u16, u64>,
     pub errors: BTreeMap<String, u64>,
     pub bytes: Bytes,
     pub requests_per_second: f64,
@@ -373,6 +381,7 @@ impl BenchJson {
                 c4: c[4],
                 c5: c[5],
             },
+            status_codes: s.status_codes.to_map(),
             errors: s.errors.clone(),
             bytes: Bytes {
                 total_received: s.total_bytes,
@@ -393,12 +402,8 @@ impl BenchJson {
             histograms: Histograms {
                 unit: "us".into(),
                 encoding: "hdrhistogram-v2-deflate-base64".into(),
-                total: encode_histogram(&l.total),
-                connect: encode_histogram(&l.connect),
-                waiting: encode_histogram(&l.waiting),
-                processing: encode_histogram(&l.processing),
-                corrected: l.corrected.as_ref().map(encode_histogram),
-                corrected_connect: l.corrected_connect.as_ref().map(encode_histogram),
+                encoded: l.each(encode_histogram),
+                buckets: Some(l.each(linear_buckets)),
             },
             series: SeriesJson::of(&s.series),
             window: r.window,
@@ -408,13 +413,19 @@ impl BenchJson {
 
     /// Rebuilds a result (counters and full histograms) from its JSON.
     pub fn into_result(self) -> anyhow::Result<BenchResult> {
-        if !READS.contains(&self.schema.as_str()) {
+        if self.schema != SCHEMA_ID && self.schema != SCHEMA_V1 {
             anyhow::bail!(
-                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID})",
+                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID} and {SCHEMA_V1})",
                 self.schema
             );
         }
-        let h = &self.histograms;
+        let mut status_codes = StatusCodes::default();
+        for (&code, &n) in &self.status_codes {
+            if !status_codes.add(code, n) {
+                anyhow::bail!("status_codes: {code} is not a status code, or its count overflows");
+            }
+        }
+        let h = &self.histograms.encoded;
         let latency = Latencies {
             total: decode_histogram(&h.total)?,
             connect: decode_histogram(&h.connect)?,
@@ -439,6 +450,7 @@ impl BenchJson {
             non_2xx: self.non_2xx,
             keep_alive_requests: self.keep_alive_requests,
             status_classes: [c.other, c.c1, c.c2, c.c3, c.c4, c.c5],
+            status_codes,
             errors: self.errors,
             total_bytes: self.bytes.total_received,
             html_bytes: self.bytes.html_received,

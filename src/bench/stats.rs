@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+pub use super::codes::StatusCodes;
 use super::series::Series;
 
 /// Histogram range: 1 µs .. 1 hour, 3 significant digits.
@@ -117,6 +118,35 @@ impl Latencies {
     }
 }
 
+/// One value for each distribution of [`Latencies`], under the names the
+/// JSON gives them (the encodings and the readable buckets).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerDistribution<T> {
+    pub total: T,
+    pub connect: T,
+    pub waiting: T,
+    pub processing: T,
+    pub corrected: Option<T>,
+    /// Open loop: Connect from the scheduled send time (absent in files
+    /// from before it was recorded).
+    #[serde(default)]
+    pub corrected_connect: Option<T>,
+}
+
+impl Latencies {
+    /// `f` of each distribution.
+    pub fn each<T>(&self, f: impl Fn(&Histogram<u64>) -> T) -> PerDistribution<T> {
+        PerDistribution {
+            total: f(&self.total),
+            connect: f(&self.connect),
+            waiting: f(&self.waiting),
+            processing: f(&self.processing),
+            corrected: self.corrected.as_ref().map(&f),
+            corrected_connect: self.corrected_connect.as_ref().map(&f),
+        }
+    }
+}
+
 /// Ways a request can fail, as ab breaks them down (timeouts are counted
 /// among ab's "Exceptions" and also on their own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -157,6 +187,9 @@ pub struct Stats {
     pub keep_alive_requests: u64,
     /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for others.
     pub status_classes: [u64; 6],
+    /// Responses by exact status code (empty for runs read from files
+    /// written before codes were recorded).
+    pub status_codes: StatusCodes,
     /// Errors by kind, e.g. "connect: Connection refused".
     pub errors: BTreeMap<String, u64>,
     /// Bytes received (heads and bodies as on the wire).
@@ -191,6 +224,7 @@ impl Stats {
             non_2xx: 0,
             keep_alive_requests: 0,
             status_classes: [0; 6],
+            status_codes: StatusCodes::default(),
             errors: BTreeMap::new(),
             total_bytes: 0,
             html_bytes: 0,
@@ -304,6 +338,9 @@ impl Stats {
         add("bytes.total_received", &mut self.total_bytes, o.total_bytes);
         add("bytes.html_received", &mut self.html_bytes, o.html_bytes);
         add("bytes.body_sent", &mut self.body_sent, o.body_sent);
+        if !self.status_codes.merge(&o.status_codes) {
+            over.get_or_insert("status_codes");
+        }
         self.hit_deadline |= o.hit_deadline;
         match (self.document_length, o.document_length) {
             (None, d) => self.document_length = d,

@@ -13,9 +13,11 @@ use super::fail_on::{self, Conditions, Observed};
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
 use crate::bench::clock::parse_start_at;
+use crate::bench::progress::{heartbeat_step, ProgressMode};
 use crate::bench::records::{gnuplot_tsv, per_request_csv, MAX_RECORDS};
 use crate::bench::render::{
-    percentile_csv, render_with, series_csv, version_line, AbOptions, Format,
+    ab_after_run, ab_preamble, percentile_csv, render_with, series_csv, version_line, AbOptions,
+    Format,
 };
 use crate::bench::shard::Shard;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
@@ -440,7 +442,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);
     bench::ensure_fd_limit(cfg.part().concurrency + slow_conns).map_err(|e| usage(e.0))?;
     let shutdown = Shutdown::from_signals()?;
-    let progress = !opts.quiet && std::io::stderr().is_terminal();
+    // ab's heartbeats go to stderr whatever it is, unless -q; the live bar
+    // only to a terminal.
+    let mode = ProgressMode {
+        bar: !opts.quiet && std::io::stderr().is_terminal(),
+        heartbeats: !opts.quiet,
+    };
+    let heartbeats = mode.heartbeats && heartbeat_step(cfg.requests).is_some();
+    // ab's stdout as it goes: banner and "Benchmarking HOST (be patient)"
+    // now, the rest after the run. A file gets the report alone.
+    // With -w ab prints its HTML alone, as loadlab does.
+    let live_ab = opts.format == Format::Ab && opts.out.is_none() && opts.ab.html.is_none();
+    if live_ab {
+        emit(&ab_preamble(&cfg.target.host, heartbeats), None)?;
+    }
     let stop = || shutdown.is_set();
     let slow = match opts.slow.clone() {
         Some(spec) => Some(
@@ -450,7 +465,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let result = bench::run(&cfg, Some(&stop), progress);
+    let result = bench::run(&cfg, Some(&stop), mode);
     if let Some((spec, clients)) = slow {
         let r = clients.finish();
         eprintln!(
@@ -465,10 +480,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
     let result = result?;
-    emit(
-        &render_with(&result, opts.format, &opts.ab),
-        opts.out.as_deref(),
-    )?;
+    let report = match live_ab {
+        true => ab_after_run(&result, heartbeats, opts.ab.layout),
+        false => render_with(&result, opts.format, &opts.ab),
+    };
+    emit(&report, opts.out.as_deref())?;
     if let Some(path) = &opts.csvfile {
         emit(&percentile_csv(&result), Some(path))?;
     }

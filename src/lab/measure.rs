@@ -185,7 +185,7 @@ pub fn measure(
             .client
             .as_deref()
             .and_then(|cpus| affinity::pin_current_thread(cpus).ok());
-        bench::run_measured(&cfg, Some(stop), false)
+        bench::run_measured(&cfg, Some(stop), bench::ProgressMode::NONE)
     };
     let wall = t0.elapsed().as_secs_f64().max(1e-6);
     let client_cpu = self_cpu() - cpu0;

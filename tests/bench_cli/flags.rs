@@ -30,21 +30,30 @@ fn bench_on_a_terminal(args: &[&str]) -> String {
 }
 
 #[test]
-fn a_progress_bar_on_a_terminal_and_none_with_q() {
+fn a_progress_bar_with_live_figures_on_a_terminal_and_none_with_q() {
     let server = TestServer::start("event-loop", &[]);
     let url = server.url("/500B.html");
-    let shown = bench_on_a_terminal(&["-t", "1", "-c", "2", "-k", &url]);
+    // Over a second, so the live figures (a second's worth) are drawn.
+    let shown = bench_on_a_terminal(&["-t", "2", "-c", "2", "-k", &url]);
     assert!(shown.contains("Complete requests:"), "{shown}");
     assert!(
         shown.contains("of the time limit"),
         "the bar's text on a terminal: {shown}"
     );
     assert!(shown.contains('\u{1b}'), "drawn and cleared in place");
+    // oha's and hey's live figures: requests/s, latency and errors.
+    assert!(
+        shown.contains(" req/s, mean latency ") && shown.contains(" failed in all"),
+        "{shown}"
+    );
+    // ab's heartbeats show above the bar on a terminal too.
+    assert!(shown.contains("Finished "), "{shown}");
 
     let quiet = bench_on_a_terminal(&["-q", "-t", "1", "-c", "2", "-k", &url]);
     assert!(quiet.contains("Complete requests:"), "{quiet}");
     assert!(!quiet.contains("of the time limit"), "-q: {quiet}");
     assert!(!quiet.contains('\u{1b}'), "-q draws nothing: {quiet}");
+    assert!(!quiet.contains("Finished"), "-q: no heartbeats: {quiet}");
 }
 
 #[test]

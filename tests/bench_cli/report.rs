@@ -1,6 +1,7 @@
 //! What the report adds to ab's: tail percentiles, timeouts and errors by
-//! kind, corrected beside uncorrected latencies in the open loop, and a
-//! warning when the rate was not reached.
+//! kind, corrected beside uncorrected latencies in the open loop, a
+//! warning when the rate was not reached, responses by status code and a
+//! latency histogram.
 
 use std::time::Duration;
 
@@ -209,7 +210,7 @@ fn open_loop_warns_when_the_rate_was_not_reached() {
         bench_text(&["-q", "-t", "1", "-c", "2", "-k", "--rate", "200", &url]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
-    assert!(!text.contains("WARNING"), "{text}");
+    assert!(!text.contains("WARNING: achieved"), "{text}");
     let achieved = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("Achieved rate: "))
@@ -243,4 +244,86 @@ fn open_loop_warns_when_the_rate_was_not_reached() {
         "{stderr}"
     );
     assert!(text.contains("  WARNING: achieved "), "{text}");
+}
+
+/// The lines of the report's section under `heading`, up to a blank line.
+fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+/// oha's and hey's "Status code distribution", after ab's report and
+/// loadlab's lines; the same counts by code in JSON.
+#[test]
+fn responses_are_counted_by_status_code_in_text_and_json() {
+    static CODES: [u16; 5] = [200, 200, 201, 404, 503];
+    let fake = FakeServer::start(Behaviour::StatusCycle(&CODES));
+    let url = fake.url("/");
+    let (text, err, code) = bench_text(&["-q", "-n", "100", "-c", "1", "-k", "-l", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        section(&text, "Status code distribution:"),
+        [
+            "  [200] 40 responses",
+            "  [201] 20 responses",
+            "  [404] 20 responses",
+            "  [503] 20 responses"
+        ],
+        "{text}"
+    );
+    let beyond = text.find("\nBeyond ab (loadlab):\n").unwrap();
+    let codes = text.find("\nStatus code distribution:\n").unwrap();
+    assert!(beyond < codes, "after ab's report and loadlab's lines");
+    assert!(text.contains("Non-2xx responses:      40"), "{text}");
+
+    let fake = FakeServer::start(Behaviour::StatusCycle(&CODES));
+    let r = bench_json(&["-n", "50", "-c", "2", "-k", "-l", &fake.url("/")]);
+    assert_eq!(
+        r["status_codes"],
+        serde_json::json!({"200": 20, "201": 10, "404": 10, "503": 10}),
+        "{r}"
+    );
+    assert_eq!(r["status_classes"]["2xx"], 30);
+}
+
+/// oha's "Response time histogram" in the text report, and the same
+/// buckets in JSON beside the HdrHistogram encodings: every answered
+/// request in exactly one bucket, bounds rising from min to max.
+#[test]
+fn the_latency_histogram_is_readable_in_text_and_json() {
+    let server = TestServer::start("event-loop", &[]);
+    let url = server.url("/500B.html");
+    let (text, err, code) = bench_text(&["-q", "-n", "400", "-c", "4", &url]);
+    assert_eq!(code, 0, "{err}");
+    let rows = section(&text, "Response time histogram (ms):");
+    assert!(!rows.is_empty() && rows.len() <= 11, "{text}");
+    let mut total = 0;
+    let mut last = f64::MIN;
+    for row in &rows {
+        let (bound, rest) = row.trim().split_once(" [").unwrap();
+        let bound: f64 = bound.parse().unwrap();
+        assert!(bound > last, "{text}");
+        last = bound;
+        total += rest.split(']').next().unwrap().parse::<u64>().unwrap();
+    }
+    assert_eq!(total, 400, "{text}");
+
+    let r = bench_json(&["-n", "300", "-c", "3", &url]);
+    let b = r["histograms"]["buckets"]["total"].as_array().unwrap();
+    let sum: u64 = b.iter().map(|x| x["count"].as_u64().unwrap()).sum();
+    assert_eq!(sum, 300, "{r}");
+    let bounds: Vec<f64> = b.iter().map(|x| x["le_ms"].as_f64().unwrap()).collect();
+    assert!(bounds.windows(2).all(|w| w[0] < w[1]), "{bounds:?}");
+    let max = r["latency_ms"]["max"].as_f64().unwrap();
+    assert!(
+        (bounds.last().unwrap() - max).abs() < 0.01 * max + 0.002,
+        "{bounds:?} {max}"
+    );
+    assert!(
+        r["histograms"]["total"].is_string(),
+        "the encoding stays beside it"
+    );
 }

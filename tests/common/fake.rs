@@ -41,6 +41,9 @@ pub enum Behaviour {
     /// Sends a close-delimited answer (`HTTP/1.0 200 OK`, body "ok") one
     /// byte at a time, this long apart, then closes.
     Trickle(Duration),
+    /// Answers request k (from 1, across connections) with status
+    /// `codes[(k - 1) % len]` and the body "ok", keep-alive.
+    StatusCycle(&'static [u16]),
 }
 
 pub struct FakeServer {
@@ -244,6 +247,16 @@ fn serve(mut conn: TcpStream, s: &Shared, index: u64) {
                 let r =
                     b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nokjunk";
                 if conn.write_all(r).is_err() {
+                    return;
+                }
+            }
+            Behaviour::StatusCycle(codes) => {
+                let code = codes[((n - 1) % codes.len() as u64) as usize];
+                let conn_hdr = if keep { "keep-alive" } else { "close" };
+                let r = format!(
+                    "HTTP/1.1 {code} X\r\nContent-Length: 2\r\nConnection: {conn_hdr}\r\n\r\nok"
+                );
+                if conn.write_all(r.as_bytes()).is_err() || !keep {
                     return;
                 }
             }

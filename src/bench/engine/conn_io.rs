@@ -316,6 +316,7 @@ impl Worker<'_> {
             st.complete += 1;
             let class = (info.status / 100) as usize;
             st.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
+            st.status_codes.record(info.status);
             if !(200..300).contains(&info.status) {
                 st.non_2xx += 1;
             }
@@ -370,6 +371,11 @@ impl Worker<'_> {
             );
             self.finished += 1;
             self.progress.done.fetch_add(1, Ordering::Relaxed);
+            // Only this thread writes it: a plain store, no read-modify-write.
+            self.latency_sum_us = self.latency_sum_us.wrapping_add(total);
+            self.progress
+                .latency_us
+                .store(self.latency_sum_us, Ordering::Relaxed);
         }
         if !keep {
             self.close_socket(i);
@@ -400,6 +406,7 @@ impl Worker<'_> {
             st.error(msg);
             self.finished += 1;
             self.progress.done.fetch_add(1, Ordering::Relaxed);
+            self.progress.failed.store(st.failed(), Ordering::Relaxed);
         }
         self.close_socket(i);
         self.restart.push(i);

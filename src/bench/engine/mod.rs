@@ -91,14 +91,20 @@ pub struct Shared {
     pub doc_length: AtomicU64,
 }
 
-/// What a load thread tells others: the requests it has finished (read by
-/// the progress bar while it runs) and, when it ends, the CPU time it used
-/// (a lab tells from it whether the client, not the server, set the rate).
+/// What a load thread tells others: the requests it has finished and
+/// failed and their latency (read by the progress display while it runs)
+/// and, when it ends, the CPU time it used (a lab tells from it whether
+/// the client, not the server, set the rate).
 /// Padded so threads bumping their own counter do not share a cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]
 pub struct ThreadCounters {
     pub done: AtomicU64,
+    /// Failed requests so far (the live display's errors).
+    pub failed: AtomicU64,
+    /// Sum of the finished requests' total latencies, µs (the live
+    /// display's mean latency over its last interval).
+    pub latency_us: AtomicU64,
     pub cpu_ns: AtomicU64,
     /// Time the thread was ready to run but waited for a CPU (0 where
     /// the kernel does not say).
@@ -192,6 +198,9 @@ pub struct Worker<'a> {
     warm_total: u64,
     /// Counted requests finished so far.
     finished: u64,
+    /// Sum of answered requests' total latencies (µs), published to
+    /// `progress.latency_us` for the live display.
+    latency_sum_us: u64,
     buf: Vec<u8>,
     parked: std::collections::VecDeque<usize>,
     /// Open loop: wakes the loop at the first parked request's send time.
@@ -258,6 +267,7 @@ impl<'a> Worker<'a> {
             warm_slots: 0,
             warm_total,
             finished: 0,
+            latency_sum_us: 0,
             buf: vec![0; READ_BUF],
             parked: std::collections::VecDeque::new(),
             timer,

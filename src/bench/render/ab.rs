@@ -104,21 +104,60 @@ fn percentages(o: &mut String, prefix: &str, h: &Histogram<u64>) {
     );
 }
 
+/// The line under which loadlab's figures follow ab's report.
+pub const BEYOND_AB: &str = "Beyond ab (loadlab):";
+
+/// ab's three banner lines and the blank line after them, with loadlab
+/// named where ab names itself: a parser that skips ab's first seven lines
+/// (banner, blank, "Benchmarking", two blanks) lands on "Server Software:"
+/// here too.
+pub fn banner() -> String {
+    format!(
+        "{}\n\
+         Latencies are exact to 3 significant digits (HDR histograms)\n\
+         Figures beyond ab's follow its report, under \"{BEYOND_AB}\"\n\n",
+        version_line()
+    )
+}
+
+/// What ab prints on stdout before the run: the banner and "Benchmarking
+/// HOST (be patient)", ended by a newline when heartbeats follow on stderr
+/// and by "..." otherwise (".." + "done" end the line after the run).
+pub fn ab_preamble(host: &str, heartbeats: bool) -> String {
+    let end = if heartbeats { "\n" } else { "..." };
+    format!("{}Benchmarking {host} (be patient){end}", banner())
+}
+
+/// What ab prints on stdout after the run: "..done" to end its progress
+/// line when there were no heartbeats, two blank lines, the report (in
+/// the layout -d and -S ask for).
+pub fn ab_after_run(r: &BenchResult, heartbeats: bool, layout: AbLayout) -> String {
+    let done = if heartbeats { "" } else { "..done\n" };
+    format!("{done}\n\n{}", ab_body(r, layout))
+}
+
+/// The report as a file (`--out`, `loadlab merge`) holds it: ab's stdout
+/// line for line, with "Benchmarking HOST" where ab's progress line is, so
+/// positional parsers count the same lines and no progress text is kept.
 pub fn ab_report(r: &BenchResult) -> String {
     ab_report_as(r, AbLayout::default())
 }
 
-/// ab's report in the layout -d and -S ask for.
+/// ab's report in the layout -d and -S ask for, as a file holds it.
 pub fn ab_report_as(r: &BenchResult, layout: AbLayout) -> String {
+    format!(
+        "{}Benchmarking {}\n\n\n{}",
+        banner(),
+        r.info.host,
+        ab_body(r, layout)
+    )
+}
+
+/// ab's report from "Server Software:" on, then loadlab's figures.
+fn ab_body(r: &BenchResult, layout: AbLayout) -> String {
     let s = &r.stats;
     let i = &r.info;
     let mut o = String::new();
-    let _ = writeln!(o, "{}", version_line());
-    let _ = writeln!(
-        o,
-        "Latencies are exact to 3 significant digits (HDR histograms)\n"
-    );
-    let _ = writeln!(o, "Benchmarking {} (be patient).....done\n\n", i.host);
     let _ = writeln!(
         o,
         "Server Software:        {}",
@@ -209,6 +248,18 @@ pub fn ab_report_as(r: &BenchResult, layout: AbLayout) -> String {
         let _ = writeln!(o, "\nConnection Times (ms)");
         let conf = layout.confidence;
         connection_times(&mut o, "", l.reported_connect(), l, l.reported(), conf);
+        // ab -S leaves out the estimators these notes judge.
+        if conf {
+            sanity_notes(
+                &mut o,
+                [
+                    ("the initial connection time", l.reported_connect()),
+                    ("the processing time", &l.processing),
+                    ("the waiting time", &l.waiting),
+                    ("the total time", l.reported()),
+                ],
+            );
+        }
         if layout.percentiles {
             let _ = writeln!(
                 o,
@@ -233,7 +284,38 @@ pub fn ab_report_as(r: &BenchResult, layout: AbLayout) -> String {
         }
     }
     beyond_ab(&mut o, r);
+    super::extras::status_distribution(&mut o, s);
+    super::extras::latency_histogram(&mut o, l.reported());
     o
+}
+
+/// ab's verdict under its Connection Times table, on the figures the table
+/// shows: a row whose mean and median (whole milliseconds) lie more than
+/// twice its standard deviation apart gets ab's ERROR, more than once its
+/// WARNING, worded and broken into lines as ab 2.3 does.
+fn sanity_notes(o: &mut String, rows: [(&str, &Histogram<u64>); 4]) {
+    for (what, h) in rows {
+        if h.is_empty() {
+            continue;
+        }
+        let mean = round_ms(h.mean()) as f64;
+        let median = round_ms(h.value_at_quantile(0.5) as f64) as f64;
+        let sd = h.stdev() / 1000.0;
+        let d = (mean - median).abs();
+        if d > 2.0 * sd {
+            let _ = writeln!(
+                o,
+                "ERROR: The median and mean for {what} are more than twice the standard\n       \
+                 deviation apart. These results are NOT reliable."
+            );
+        } else if d > sd {
+            let _ = writeln!(
+                o,
+                "WARNING: The median and mean for {what} are not within a normal deviation\n        \
+                 These results are probably not that reliable."
+            );
+        }
+    }
 }
 
 /// Under the percentiles: the timed-out requests they leave out (a
@@ -257,7 +339,7 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
     let s = &r.stats;
     let l = &s.latency;
     let ms = |us: u64| us as f64 / 1000.0;
-    let _ = writeln!(o, "\nBeyond ab (loadlab):");
+    let _ = writeln!(o, "\n{BEYOND_AB}");
     let tail = |h: &Histogram<u64>| {
         format!(
             "{:.3} / {:.3} / {:.3}",
@@ -424,5 +506,52 @@ mod tests {
         let fixed = "Document Length:        500 bytes";
         assert_eq!(doc_line(&report(false, Some(500), false)), fixed);
         assert_eq!(doc_line(&report(false, Some(500), true)), fixed);
+    }
+
+    fn notes(spread: &[(u64, u64)]) -> String {
+        let mut h = crate::bench::stats::new_histogram();
+        for &(us, n) in spread {
+            h.record_n(us, n).unwrap();
+        }
+        let flat = crate::bench::stats::new_histogram();
+        let mut o = String::new();
+        sanity_notes(
+            &mut o,
+            [
+                ("the initial connection time", &flat),
+                ("the processing time", &h),
+                ("the waiting time", &flat),
+                ("the total time", &h),
+            ],
+        );
+        o
+    }
+
+    #[test]
+    fn abs_warning_and_error_come_under_abs_conditions() {
+        // Every time alike: mean = median, nothing to say.
+        assert_eq!(notes(&[(1500, 100)]), "");
+        // Mean 0.85 ms (1), median 0.4 ms (0), sd 0.69: apart by more
+        // than one deviation, not two.
+        assert_eq!(
+            notes(&[(400, 70), (1900, 30)]).lines().collect::<Vec<_>>(),
+            [
+                "WARNING: The median and mean for the processing time are not within a normal deviation",
+                "        These results are probably not that reliable.",
+                "WARNING: The median and mean for the total time are not within a normal deviation",
+                "        These results are probably not that reliable.",
+            ]
+        );
+        // Mean 0.8 ms (1), median 0.4 ms (0), sd 0.49: more than two.
+        let e = notes(&[(400, 60), (1400, 40)]);
+        assert_eq!(
+            e.lines().collect::<Vec<_>>(),
+            [
+                "ERROR: The median and mean for the processing time are more than twice the standard",
+                "       deviation apart. These results are NOT reliable.",
+                "ERROR: The median and mean for the total time are more than twice the standard",
+                "       deviation apart. These results are NOT reliable.",
+            ]
+        );
     }
 }

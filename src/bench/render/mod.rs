@@ -2,11 +2,14 @@
 
 mod ab;
 mod csv;
+mod extras;
+mod html;
 mod series;
 
-mod html;
-
-pub use ab::{ab_report, ab_report_as, percentile_csv, version_line, AbLayout};
+pub use ab::{
+    ab_after_run, ab_preamble, ab_report, ab_report_as, banner, percentile_csv, version_line,
+    AbLayout, BEYOND_AB,
+};
 pub use csv::{csv_header, csv_row};
 pub use series::{series_csv, SERIES_HEADER};
 

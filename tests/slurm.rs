@@ -3,9 +3,6 @@
 //! they report merges into exactly what nginx logged. Needs Slurm up
 //! (scripts/slurm-up.sh; .ci/run starts it): without it these tests fail
 //! naming the script, they never pass by skipping.
-//!
-//! TODO(lead, after merging "series"): hold the merged latency histogram
-//! to the shards' `--per-request` records, to the histogram's precision.
 
 mod common;
 
@@ -69,6 +66,8 @@ fn srun_shards(dir: &Path, bench: &[&str]) -> Child {
         .args(["bench", "-q", "--threads", "1", "--shard", "auto"])
         .args(["--format", "json", "--out"])
         .arg(dir.join("s-{shard}.json"))
+        .arg("--per-request")
+        .arg(dir.join("r-{shard}.csv"))
         .args(bench)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -154,6 +153,34 @@ fn srun_shards_merge_into_exactly_what_nginx_logged() {
         skew < MAX_SKEW_MS,
         "the shards' starts were {skew} ms apart"
     );
+    // The shards' per-request records, all 4,001 of them, recorded into a
+    // histogram like the run's, give the merged histogram value for value.
+    let mut h = loadlab::bench::stats::new_histogram();
+    for i in 0..SHARDS {
+        let text = std::fs::read_to_string(dir.path().join(format!("r-{i}.csv"))).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some(loadlab::bench::records::PER_REQUEST_HEADER)
+        );
+        for line in lines {
+            // response-time, in seconds with µs digits.
+            let field = line.split(',').next().unwrap();
+            let (sec, frac) = field.split_once('.').unwrap();
+            let us = sec.parse::<u64>().unwrap() * 1_000_000 + frac.parse::<u64>().unwrap();
+            h.record(us).unwrap();
+        }
+    }
+    assert_eq!(h.len(), 4001, "one record per request");
+    let merged_hist =
+        loadlab::bench::stats::decode_histogram(merged["histograms"]["total"].as_str().unwrap())
+            .unwrap();
+    let counts = |h: &hdrhistogram::Histogram<u64>| -> Vec<(u64, u64)> {
+        h.iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    };
+    assert_eq!(counts(&h), counts(&merged_hist));
 }
 
 /// The pid of the process Slurm started as shard `index` of a run writing

@@ -1,5 +1,6 @@
 //! A fast reader of a large response must not keep a worker to itself: the
-//! event-driven models with one thread (event-loop, async with one worker)
+//! event-driven models with one thread (one event loop, or an async
+//! runtime with one worker)
 //! wrote a response until the socket was full, so while a client took a
 //! large response as fast as it could, every other connection on that thread
 //! waited. A per-turn byte budget (`outq::WRITE_BUDGET`) hands the thread

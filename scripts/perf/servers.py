@@ -56,6 +56,7 @@ def pairs(present):
         base = s.split(":")[0]
         for ref in ("floor", "nginx"):
             if s not in (ref, "floor") and ref in present:
+                # model subset: issue 23 holds these two to the epoll floor.
                 out.append((s, ref, s in ("event-loop", "reactors") and ref == "floor"))
         # io-uring against its own floor (issue 20: at most 1.1 x).
         if base == "io-uring" and "floor-uring" in present:
@@ -63,9 +64,10 @@ def pairs(present):
         # async (1 worker) against Go with GOMAXPROCS=1 (at most 0.7 x).
         if s == "async" and "go" in present:
             out.append((s, "go", True))
-        # async-local against async with the same workers (keep or drop).
+        # model subset: async-local against async with the same workers
+        # (issue 20: keep it as a model only if it differs).
         if base == "async-local":
-            twin = "async" + s[len("async-local"):]
+            twin = "async" + s[len("async-local"):]  # model subset: its twin
             if twin in present:
                 out.append((s, twin, True))
     return out

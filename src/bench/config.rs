@@ -201,7 +201,33 @@ pub struct ClientOptions {
 /// and a bigger value is a typo, not a wish.
 pub const MAX_SOCKET_BUFFER: usize = 1 << 30;
 
+/// A request times out after this long without a byte moving, unless -s
+/// says otherwise (ab's default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
 impl BenchConfig {
+    /// One connection, one thread, closed loop and no count or duration
+    /// yet; every option at ab's default. Callers set what they measure.
+    pub fn new(target: HttpUrl, request: RequestSpec) -> BenchConfig {
+        BenchConfig {
+            target,
+            request,
+            requests: None,
+            duration: None,
+            concurrency: 1,
+            threads: 1,
+            timeout: DEFAULT_TIMEOUT,
+            rate: None,
+            warmup: None,
+            variable_length: false,
+            tls: Default::default(),
+            per_request: false,
+            client: Default::default(),
+            shard: None,
+            start_at: None,
+        }
+    }
+
     /// The bytes every request sends, addressed for a proxy when -X is
     /// given and the target is http (an https request goes through the
     /// tunnel as it would go to the server).

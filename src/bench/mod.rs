@@ -7,6 +7,7 @@ pub mod clock;
 mod codes;
 pub mod config;
 pub mod engine;
+pub mod load_id;
 pub mod progress;
 pub mod records;
 pub mod render;
@@ -268,6 +269,6 @@ pub fn run_measured(
     let mut result = BenchResult::new(cfg, stats, elapsed);
     result.records = records;
     result.window = Some(window);
-    result.shard = whole.shard.map(|s| shard::ShardInfo::of(whole, s));
+    result.shard = whole.shard.map(|s| load_id::shard_info(whole, s));
     Ok((result, thread_cpu))
 }

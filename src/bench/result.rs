@@ -492,25 +492,18 @@ mod tests {
 
     fn result(rate: Option<f64>, accept_variable_length: bool) -> BenchResult {
         let cfg = BenchConfig {
-            target: HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
-            request: RequestSpec {
-                method: "GET".into(),
-                ..RequestSpec::default()
-            },
             requests: Some(10),
-            duration: None,
             concurrency: 2,
-            threads: 1,
             timeout: Duration::from_secs(1),
             rate,
-            warmup: None,
             variable_length: accept_variable_length,
-            tls: Default::default(),
-            per_request: false,
-
-            client: Default::default(),
-            shard: None,
-            start_at: None,
+            ..BenchConfig::new(
+                HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
+                RequestSpec {
+                    method: "GET".into(),
+                    ..RequestSpec::default()
+                },
+            )
         };
         let mut stats = Stats::new(rate.is_some());
         stats.complete = 10;

@@ -4,10 +4,12 @@
 
 use std::fmt;
 
-use sha2::{Digest, Sha256};
+use super::stats::HistogramParams;
 
-use super::config::{BenchConfig, ConfigError};
-use super::stats::{HistogramParams, HISTOGRAM_PARAMS};
+/// A `--shard` value that does not name a shard, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
 
 /// Most shards a load may be split into: far beyond any launcher's task
 /// count, and small enough that a typo (`--shard 0/40000000`) is refused.
@@ -34,19 +36,19 @@ impl fmt::Display for Shard {
     }
 }
 
-fn bad<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError(msg.into()))
+fn bad<T>(msg: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError(msg.into()))
 }
 
 impl Shard {
     /// Parses `I/N`, or `auto` through `env` (the process environment in
     /// the CLI, a table in tests).
-    pub fn parse(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<Shard, ConfigError> {
+    pub fn parse(spec: &str, env: impl Fn(&str) -> Option<String>) -> Result<Shard, SpecError> {
         if spec == "auto" {
             for (index, count) in AUTO_SOURCES {
                 if let (Some(i), Some(n)) = (env(index), env(count)) {
                     return Shard::from_parts(&i, &n)
-                        .map_err(|e| ConfigError(format!("--shard auto ({index}/{count}): {e}")));
+                        .map_err(|e| SpecError(format!("--shard auto ({index}/{count}): {e}")));
                 }
             }
             return bad(
@@ -59,10 +61,10 @@ impl Shard {
                 "invalid --shard '{spec}': expected I/N (e.g. 0/4) or auto"
             ));
         };
-        Shard::from_parts(i, n).map_err(|e| ConfigError(format!("invalid --shard '{spec}': {e}")))
+        Shard::from_parts(i, n).map_err(|e| SpecError(format!("invalid --shard '{spec}': {e}")))
     }
 
-    fn from_parts(i: &str, n: &str) -> Result<Shard, ConfigError> {
+    fn from_parts(i: &str, n: &str) -> Result<Shard, SpecError> {
         let num = |s: &str| s.trim().parse::<u32>().ok();
         let (Some(index), Some(count)) = (num(i), num(n)) else {
             return bad("index and count must be whole numbers");
@@ -104,51 +106,14 @@ impl Shard {
     }
 }
 
-/// A hash of the load configuration as a whole: every shard of one load
-/// computes the same one (the totals, not the shard's shares), so `merge`
-/// can refuse shards of different loads. Covers what changes the meaning
-/// of a latency or a count: target, request bytes, load shape, timeouts,
-/// start time and the histogram parameters.
-pub fn config_hash(cfg: &BenchConfig) -> String {
-    let request = Sha256::digest(cfg.request.encode(&cfg.target));
-    let fields = serde_json::json!({
-        "url": format!("{}://{}{}", cfg.target.scheme(), cfg.target.host_header(), cfg.target.path),
-        "method": cfg.request.method,
-        "request_sha256": hex(&request),
-        "keep_alive": cfg.request.keep_alive,
-        "requests": cfg.requests,
-        "concurrency": cfg.concurrency,
-        "rate": cfg.rate,
-        "duration_s": cfg.duration.map(|d| d.as_secs_f64()),
-        "warmup_s": cfg.warmup.map(|d| d.as_secs_f64()),
-        "timeout_s": cfg.timeout.as_secs_f64(),
-        "variable_length": cfg.variable_length,
-        "start_at_unix_ms": cfg.start_at.map(super::clock::unix_ms),
-        "histogram": HISTOGRAM_PARAMS,
-    });
-    let digest = Sha256::digest(fields.to_string().as_bytes());
-    format!("sha256:{}", hex(&digest[..16]))
-}
-
 /// What a shard's JSON records about the load it is part of.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ShardInfo {
     pub index: u32,
     pub count: u32,
-    /// [`config_hash`] of the whole load.
+    /// `load_id::config_hash` of the whole load.
     pub config_hash: String,
     pub histogram: HistogramParams,
-}
-
-impl ShardInfo {
-    pub fn of(whole: &BenchConfig, s: Shard) -> ShardInfo {
-        ShardInfo {
-            index: s.index,
-            count: s.count,
-            config_hash: config_hash(whole),
-            histogram: HISTOGRAM_PARAMS,
-        }
-    }
 }
 
 /// Why a set of runs is not the complete set of shards of one load;
@@ -240,13 +205,10 @@ pub fn check_complete(shards: &[Option<&ShardInfo>]) -> Result<(), ShardError> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::stats::HISTOGRAM_PARAMS;
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| {
@@ -357,55 +319,6 @@ mod tests {
             check_complete(&[Some(&a), Some(&info(1, 4))]),
             Err(ShardError::MixedCounts { other: 1, .. })
         ));
-    }
-
-    #[test]
-    fn every_shard_of_one_load_has_its_hash_and_other_loads_another() {
-        let cfg = BenchConfig {
-            target: crate::net::url::HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
-            request: crate::bench::RequestSpec {
-                method: "GET".into(),
-                ..Default::default()
-            },
-            requests: Some(100),
-            duration: None,
-            concurrency: 8,
-            threads: 1,
-            timeout: std::time::Duration::from_secs(30),
-            rate: None,
-            warmup: None,
-            variable_length: false,
-            tls: Default::default(),
-            per_request: false,
-            client: Default::default(),
-            shard: Some(Shard { index: 0, count: 4 }),
-            start_at: None,
-        };
-        let hash = config_hash(&cfg);
-        let other_shard = BenchConfig {
-            shard: Some(Shard { index: 3, count: 4 }),
-            ..cfg.clone()
-        };
-        assert_eq!(config_hash(&other_shard), hash);
-        for other in [
-            BenchConfig {
-                requests: Some(101),
-                ..cfg.clone()
-            },
-            BenchConfig {
-                concurrency: 9,
-                ..cfg.clone()
-            },
-            BenchConfig {
-                rate: Some(10.0),
-                ..cfg.clone()
-            },
-        ] {
-            assert_ne!(config_hash(&other), hash);
-        }
-        // The part a shard runs holds the shares; its hash is the whole's.
-        let part = cfg.part();
-        assert_eq!((part.requests, part.concurrency), (Some(25), 2));
     }
 
     #[test]

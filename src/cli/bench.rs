@@ -159,7 +159,9 @@ pub struct BenchArgs {
     /// Apply shard I of N of this load (0-based): an exact share of -n, -c
     /// and --rate, on every N-th slot of the open-loop schedule. `auto`
     /// reads SLURM_PROCID/SLURM_NTASKS or JOB_COMPLETION_INDEX/LOADLAB_SHARDS.
-    /// Merge the shards' JSON with `loadlab merge`. See docs/DISTRIBUTED.md.
+    /// Merge the shards' JSON with `loadlab merge`. {shard} and {shards} in
+    /// the name of any file written (--out, -e, -g, --per-request,
+    /// --series-csv) become the index and count. See docs/DISTRIBUTED.md.
     #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
     /// Set up and warm up (--warmup), then start measuring at this time:
@@ -209,18 +211,29 @@ impl BenchArgs {
             .map(|spec| Shard::parse(spec, |k| std::env::var(k).ok()))
             .transpose()
             .map_err(|e| usage(e.0))?;
-        if let Some(out) = self.out.take() {
-            let text = out.to_string_lossy();
-            self.out = Some(match shard {
+        // Every file a run writes may name its shard, so that the tasks of
+        // one srun, which share their arguments, write files of their own.
+        let expand = |flag: &str, path: &mut Option<PathBuf>| -> anyhow::Result<()> {
+            let Some(p) = path.take() else {
+                return Ok(());
+            };
+            let text = p.to_string_lossy();
+            *path = Some(match shard {
                 Some(s) => PathBuf::from(s.expand(&text)),
                 None if text.contains("{shard") => {
                     return Err(usage(format!(
-                        "--out {text} names {{shard}} or {{shards}} but no --shard is given"
+                        "{flag} {text} names {{shard}} or {{shards}} but no --shard is given"
                     )))
                 }
-                None => out,
+                None => p,
             });
-        }
+            Ok(())
+        };
+        expand("--out", &mut self.out)?;
+        expand("-e", &mut self.csvfile)?;
+        expand("--per-request", &mut self.per_request)?;
+        expand("-g", &mut self.gnuplot)?;
+        expand("--series-csv", &mut self.series_csv)?;
         let url = self.url.as_deref().unwrap_or_default();
         let target = HttpUrl::parse(url).map_err(|e| usage(e.to_string()))?;
         let ab = self.ab.ab_options(self.format)?;

@@ -37,7 +37,7 @@ pub enum Command {
     #[command(allow_negative_numbers = true)]
     Serve(serve::ServeArgs),
     /// Load a server like ab (same flags, same report), as fast as wrk.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
     /// Merge JSON results of simultaneous bench runs into one.
     Merge(merge::MergeArgs),
     /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
@@ -87,7 +87,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Some(Command::Serve(args)) => serve::run(args),
-        Some(Command::Bench(args)) => bench::run(args),
+        Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sweep(args)) => match matches.subcommand_matches("sweep") {
             Some(given) => sweep::run(args, given),

@@ -115,13 +115,12 @@ pub fn measure(
         }
     };
     let c = run.config.concurrency as usize;
+    let request = RequestSpec {
+        method: "GET".into(),
+        keep_alive: run.config.keepalive,
+        ..RequestSpec::default()
+    };
     let cfg = BenchConfig {
-        target,
-        request: RequestSpec {
-            method: "GET".into(),
-            keep_alive: run.config.keepalive,
-            ..RequestSpec::default()
-        },
         requests: match run.load {
             Load::Requests(n) => Some(n.max(c as u64)),
             Load::Duration(_) => None,
@@ -133,16 +132,9 @@ pub fn measure(
         concurrency: c,
         threads: plan.threads.unwrap_or_else(crate::sys::cores),
         timeout: plan.timeout,
-        rate: None,
-        warmup: None,
-        variable_length: false,
-        // Defaults: verified against the system roots or SSL_CERT_FILE.
-        tls: Default::default(),
-        per_request: false,
-
-        client: Default::default(),
-        shard: None,
-        start_at: None,
+        // TLS at its defaults: verified against the system roots or
+        // SSL_CERT_FILE.
+        ..BenchConfig::new(target, request)
     };
     let slow_conns = run.config.slow_conns as usize;
     if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {

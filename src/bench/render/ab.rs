@@ -464,25 +464,16 @@ mod tests {
 
     fn report(variable_length: bool, document_length: Option<u64>, varied: bool) -> String {
         let cfg = BenchConfig {
-            target: HttpUrl::parse("http://127.0.0.1:9/x").unwrap(),
-            request: RequestSpec {
-                method: "GET".into(),
-                ..RequestSpec::default()
-            },
             requests: Some(1),
-            duration: None,
-            concurrency: 1,
-            threads: 1,
             timeout: Duration::from_secs(1),
-            rate: None,
-            warmup: None,
             variable_length,
-            tls: Default::default(),
-            per_request: false,
-
-            client: Default::default(),
-            shard: None,
-            start_at: None,
+            ..BenchConfig::new(
+                HttpUrl::parse("http://127.0.0.1:9/x").unwrap(),
+                RequestSpec {
+                    method: "GET".into(),
+                    ..RequestSpec::default()
+                },
+            )
         };
         let mut stats = Stats::new(false);
         stats.document_length = document_length;

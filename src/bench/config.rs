@@ -507,4 +507,32 @@ mod tests {
             .encode(&target())
             .starts_with(b"PATCH /p?q=1 HTTP/1.0\r\n"));
     }
+
+    /// The two ways a shard takes its part of -n (docs/DISTRIBUTED.md):
+    /// open loop its slots of the one schedule, ceil((n - i)/N), lowest
+    /// indices first; closed loop floor((i+1)n/N) - floor(in/N). Both add
+    /// up to -n.
+    #[test]
+    fn shard_request_shares_add_up_to_n_open_and_closed_loop() {
+        let shares = |n: u64, count: u32, rate: Option<f64>| -> Vec<u64> {
+            (0..count)
+                .map(|index| {
+                    let mut cfg = BenchConfig::new(target(), get());
+                    (cfg.requests, cfg.concurrency, cfg.rate) = (Some(n), count as usize, rate);
+                    cfg.shard = Some(Shard { index, count });
+                    cfg.part().requests.unwrap()
+                })
+                .collect()
+        };
+        for n in [1u64, 4, 10, 999, 1_000_003] {
+            for count in [1u32, 2, 3, 4, 7] {
+                for rate in [None, Some(1000.0)] {
+                    let s = shares(n, count, rate);
+                    assert_eq!(s.iter().sum::<u64>(), n, "{n} over {count}, rate {rate:?}");
+                }
+            }
+        }
+        assert_eq!(shares(10, 4, Some(100.0)), [3, 3, 2, 2]);
+        assert_eq!(shares(10, 4, None), [2, 3, 2, 3]);
+    }
 }

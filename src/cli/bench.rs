@@ -10,6 +10,7 @@ use clap::Args;
 use super::bench_ab::AbArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
+use super::k8s_job::EmitArgs;
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
 use crate::bench::clock::parse_start_at;
@@ -179,6 +180,9 @@ pub struct BenchArgs {
     // Boxed: the flags are many, and the Command enum holds them inline.
     #[command(flatten)]
     pub ab: Box<AbArgs>,
+    /// `--emit k8s-job` and its flags: print a Job instead of running.
+    #[command(flatten)]
+    pub emit: EmitArgs,
     /// http[s]://host[:port]/path
     #[arg(required_unless_present = "show_version")]
     pub url: Option<String>,
@@ -450,6 +454,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.ab.show_version {
         println!("{}", version_line());
         return Ok(());
+    }
+    if args.emit.emit.is_some() {
+        // The arguments after `bench`, as typed: the pods repeat them.
+        return super::k8s_job::run(args, std::env::args_os().skip(2).collect());
     }
     let (cfg, opts) = args.into_config()?;
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);

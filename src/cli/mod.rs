@@ -6,6 +6,7 @@ mod bench;
 mod bench_ab;
 pub mod exit;
 pub mod fail_on;
+mod k8s_job;
 mod merge;
 mod output;
 mod report;

@@ -8,9 +8,9 @@ use bytes::Bytes;
 use clap::Args;
 
 use super::bench_ab::AbArgs;
+use super::emit_args::EmitArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
-use super::k8s_job::EmitArgs;
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::{parse_duration, UsageError};
 use crate::bench::clock::parse_start_at;
@@ -454,10 +454,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     if args.ab.show_version {
         println!("{}", version_line());
         return Ok(());
-    }
-    if args.emit.emit.is_some() {
-        // The arguments after `bench`, as typed: the pods repeat them.
-        return super::k8s_job::run(args, std::env::args_os().skip(2).collect());
     }
     let (cfg, opts) = args.into_config()?;
     let slow_conns = opts.slow.as_ref().map_or(0, |s| s.conns);

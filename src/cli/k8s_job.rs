@@ -7,10 +7,11 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use clap::{Args, Parser, ValueEnum};
+use clap::Parser;
 use serde::Serialize;
 
 use super::bench::BenchArgs;
+use super::emit_args::EmitArgs;
 use super::output::emit;
 use super::values::UsageError;
 use super::{Cli, Command};
@@ -18,41 +19,6 @@ use crate::bench::clock::parse_start_at;
 use crate::bench::render::Format;
 use crate::bench::shard::{Shard, MAX_SHARDS};
 use crate::net::url::{HttpUrl, UrlError};
-
-/// What `--emit` prints instead of running the load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Emit {
-    /// A Kubernetes Indexed Job (JSON) of `--shards` pods.
-    K8sJob,
-}
-
-/// `--emit` and the flags that only shape what it prints; none of them is
-/// part of the load, so none reaches the pods' command.
-#[derive(Args, Debug, Default)]
-pub struct EmitArgs {
-    /// Print a manifest instead of running: `k8s-job` is a Kubernetes
-    /// Indexed Job (JSON) whose --shards pods each run this command as
-    /// one shard (--shard auto, a common --start-at) and print its JSON
-    /// result, for `kubectl logs` and `loadlab merge`. See
-    /// docs/DISTRIBUTED.md.
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub emit: Option<Emit>,
-    /// With --emit k8s-job: how many shards (pods) apply the load.
-    #[arg(
-        long,
-        value_name = "N",
-        requires = "emit",
-        allow_negative_numbers = true
-    )]
-    pub shards: Option<i64>,
-    /// With --emit k8s-job: the container image, which must have loadlab
-    /// on its PATH [default: loadlab:VERSION, this binary's version].
-    #[arg(long, value_name = "IMAGE", requires = "emit")]
-    pub image: Option<String>,
-    /// With --emit k8s-job: the Job's name [default: loadlab-bench].
-    #[arg(long, value_name = "NAME", requires = "emit")]
-    pub job_name: Option<String>,
-}
 
 /// Flags of [`EmitArgs`] as typed on the command line: taken out of the
 /// pods' arguments (with their values).

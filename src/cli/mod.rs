@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_ab;
+mod emit_args;
 pub mod exit;
 pub mod fail_on;
 mod k8s_job;
@@ -88,6 +89,10 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Some(Command::Serve(args)) => serve::run(args),
+        // The arguments after `bench`, as typed: the Job's pods repeat them.
+        Some(Command::Bench(args)) if args.emit.emit.is_some() => {
+            k8s_job::run(*args, std::env::args_os().skip(2).collect())
+        }
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sweep(args)) => match matches.subcommand_matches("sweep") {

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{check_writable, emit, same_file};
+use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::UsageError;
 use crate::bench::clock::{apart, Window};
-use crate::bench::render::{render, Format};
+use crate::bench::render::{render, series_csv, Format};
 use crate::bench::result::{BenchJson, BenchResult, MergeError};
 use crate::bench::shard::{check_complete, ShardError};
 
@@ -23,6 +23,10 @@ pub struct MergeArgs {
     /// Write the report to this file instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Write the merged requests per second over time to FILE as CSV,
+    /// in bench --series-csv's columns (docs/per-request.md).
+    #[arg(long, value_name = "FILE")]
+    pub series_csv: Option<PathBuf>,
     /// Merge runs even if they did not all overlap in time (their
     /// throughput then counts only the time some run was measuring).
     #[arg(long)]
@@ -30,8 +34,29 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<()> {
-    if let Some(p) = &args.out {
-        check_writable(p, "--out")?;
+    let outputs: Vec<(&str, &PathBuf)> = [("--out", &args.out), ("--series-csv", &args.series_csv)]
+        .into_iter()
+        .filter_map(|(flag, p)| p.as_ref().map(|p| (flag, p)))
+        .collect();
+    for (flag, p) in &outputs {
+        check_writable(p, flag)?;
+        // Written after the inputs are read, it would replace one of them.
+        if let Some(input) = args.files.iter().find(|f| same_file(f, p)) {
+            return Err(UsageError(format!(
+                "{flag} {} is one of the files to merge",
+                input.display()
+            ))
+            .into());
+        }
+    }
+    if let [(_, a), (_, b)] = outputs[..] {
+        if same_file(a, b) {
+            return Err(UsageError(format!(
+                "--out and --series-csv name the same file, {}",
+                a.display()
+            ))
+            .into());
+        }
     }
     for (i, a) in args.files.iter().enumerate() {
         if let Some(b) = args.files[..i].iter().find(|b| same_file(a, b)) {
@@ -82,6 +107,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<()> {
         );
     }
     emit(&render(&merged, args.format), args.out.as_deref())?;
+    if let Some(path) = &args.series_csv {
+        write_whole(path, &series_csv(&merged))?;
+    }
     match merged.stats.nothing_usable() {
         Some(why) => anyhow::bail!("the merged runs measured nothing usable: {why}"),
         None => Ok(()),

@@ -7,9 +7,9 @@ use crate::common::bench::{bench_files, bench_json, bench_text, merge_files, u};
 use crate::common::*;
 use serde_json::Value;
 
-#[test]
-fn merge_of_two_runs_equals_one_run_over_both() {
-    use loadlab::bench::stats::{decode_histogram, Summary};
+/// Two runs, 300 and 500 requests, one after the other against one
+/// server (kept running while the result is held): their JSON files.
+fn two_runs_one_after_the_other() -> (TestServer, tempfile::TempDir, Vec<std::path::PathBuf>) {
     let server = TestServer::start("event-loop", &[]);
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/500B.html");
@@ -18,15 +18,29 @@ fn merge_of_two_runs_equals_one_run_over_both() {
         ("b.json", &["-n", "500", "-c", "5"]),
     ];
     let files = bench_files(dir.path(), &url, &runs);
-    // The runs were made one after the other: merge says how far apart
-    // they were, and merges them with --allow-apart.
+    (server, dir, files)
+}
+
+/// `loadlab merge FLAGS... FILES...`, which must refuse (exit 2): its stderr.
+fn merge_refused(flags: &[&str], files: &[std::path::PathBuf]) -> String {
     let out = Command::new(loadlab_bin())
-        .args(["merge", "--format", "json"])
-        .args(&files)
+        .arg("merge")
+        .args(flags)
+        .args(files)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
+#[test]
+fn merge_of_two_runs_equals_one_run_over_both() {
+    use loadlab::bench::stats::{decode_histogram, Summary};
+    let (_server, dir, files) = two_runs_one_after_the_other();
+    // The runs were made one after the other: merge says how far apart
+    // they were, and merges them with --allow-apart.
+    let stderr = merge_refused(&["--format", "json"], &files);
     assert!(
         stderr.contains("a.json ended")
             && stderr.contains("before")
@@ -164,5 +178,46 @@ fn a_runs_summaries_are_those_of_its_own_histograms() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn merge_series_csv_is_the_merged_per_second_series() {
+    let (_server, dir, files) = two_runs_one_after_the_other();
+    let csv = dir.path().join("merged-series.csv");
+    let csv_arg = csv.to_str().unwrap();
+    let (merged, _) = merge_files(&files, &["--allow-apart", "--series-csv", csv_arg]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(loadlab::bench::render::SERIES_HEADER));
+    // Row by row the merged JSON's series, which adds up to the merged total.
+    let complete: Vec<u64> = lines
+        .map(|l| l.split(',').nth(3).unwrap().parse().unwrap())
+        .collect();
+    let series: Vec<u64> = merged["series"]["complete"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(complete, series);
+    assert_eq!(complete.iter().sum::<u64>(), 800);
+
+    // It may not overwrite an input, nor the report.
+    for (flags, why) in [
+        (
+            vec!["--series-csv", files[0].to_str().unwrap()],
+            "is one of the files to merge",
+        ),
+        (
+            vec!["--series-csv", csv_arg, "--out", csv_arg],
+            "name the same file",
+        ),
+    ] {
+        let stderr = merge_refused(&[&["--allow-apart"][..], &flags].concat(), &files);
+        assert!(
+            stderr.contains(why) && stderr.lines().count() == 1,
+            "{stderr}"
+        );
     }
 }

@@ -37,7 +37,7 @@ fn merge_refused(flags: &[&str], files: &[std::path::PathBuf]) -> String {
 #[test]
 fn merge_of_two_runs_equals_one_run_over_both() {
     use loadlab::bench::stats::{decode_histogram, Summary};
-    let (_server, dir, files) = two_runs_one_after_the_other();
+    let (_server, _dir, files) = two_runs_one_after_the_other();
     // The runs were made one after the other: merge says how far apart
     // they were, and merges them with --allow-apart.
     let stderr = merge_refused(&["--format", "json"], &files);

@@ -64,6 +64,9 @@ chmod 755 "$work"
 start_server() { # log command...
     local log=$1
     shift
+    # Made here, not by the child's redirection: the loop below may read
+    # it before the child has run at all (seen on a busy host).
+    : >"$log"
     "$@" >"$log" 2>&1 &
     LAST_PID=$!
     pids+=("$LAST_PID")
@@ -211,7 +214,8 @@ run_case() {
         down_nginx) t_down "http://127.0.0.1:$NG/file.bin" ;;
     esac
 }
-# The server a case runs against, for its CPU time (none for sha_bound).
+# The server a case runs against, for its CPU time (none for sha_bound,
+# nor for nginx, whose work is done by a worker process of its master).
 server_of() {
     case "$1" in
         up_disk | down_loadlab) echo "$LLPID" ;;
@@ -262,7 +266,8 @@ for c in "${cases[@]}"; do
     avg[$c]=$(echo "${runs[$c]}" | mean)
     mn=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | head -1)
     mx=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
-    cpu=$(echo "${cpus[$c]}" | median | awk '{printf "%.1f", $1 / 1000}')
+    cpu=-
+    [ -n "$(server_of "$c")" ] && cpu=$(echo "${cpus[$c]}" | median | awk '{printf "%.1f", $1 / 1000}')
     printf '%-14s %10.4f %12s %10.4f %10.4f %10.4f %14s\n' "$c" "$m" "$(mbps "$m")" "${avg[$c]}" "$mn" "$mx" "$cpu"
 done
 if has down_loadlab && has down_nginx; then

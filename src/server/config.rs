@@ -28,7 +28,7 @@ pub struct ServerConfig {
 
 impl ServerConfig {
     pub fn new(model: Model, mut app: App) -> Self {
-        app.may_block = super::models::serves_blocking(model);
+        app.may_block = model.serves_blocking();
         ServerConfig {
             model,
             workers: model.workers(None),

@@ -44,18 +44,6 @@ pub fn run(
     run(listener, cfg, shutdown)
 }
 
-/// Whether the model serves each connection on a thread of its own with
-/// blocking reads and writes (`server::blocking`), so handlers may wait on
-/// the disk on that thread (see `App::may_block`).
-pub fn serves_blocking(model: Model) -> bool {
-    match model {
-        Model::Iterative | Model::ThreadPerConn | Model::ThreadPool | Model::Prefork => true,
-        Model::EventLoop | Model::Reactors | Model::Async | Model::AsyncLocal | Model::IoUring => {
-            false
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Model;

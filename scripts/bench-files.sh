@@ -23,7 +23,11 @@
 # floor_upload), NGINX (/usr/sbin/nginx),
 # RSS_MODELS (every model, from `loadlab serve --list-models`; empty skips
 # step 3),
-# TMPFS_DIR (/dev/shm; empty skips the tmpfs upload).
+# TMPFS_DIR (/dev/shm; empty skips the tmpfs upload),
+# CASES (empty: every case; else the cases to time, e.g.
+# CASES="up_tmpfs up_floor_tmpfs" for the upload target alone),
+# BEFORE (another loadlab binary: adds up_tmpfs_before, the same upload
+# to it in the same rounds, for a paired before/after ratio).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-15}
@@ -33,6 +37,8 @@ LOADLAB=${LOADLAB:-target/release/loadlab}
 FLOOR=${FLOOR:-target/release/examples/floor_upload}
 NGINX=${NGINX:-/usr/sbin/nginx}
 TMPFS_DIR=${TMPFS_DIR-/dev/shm}
+CASES=${CASES:-}
+BEFORE=${BEFORE:-}
 
 [ -x "$LOADLAB" ] || { echo "bench-files: $LOADLAB not built (cargo build --release)" >&2; exit 2; }
 RSS_MODELS=${RSS_MODELS-$("$LOADLAB" serve --list-models | cut -f1)}
@@ -58,6 +64,9 @@ chmod 755 "$work"
 start_server() { # log command...
     local log=$1
     shift
+    # Made here, not by the child's redirection: the loop below may read
+    # it before the child has run at all (seen on a busy host).
+    : >"$log"
     "$@" >"$log" 2>&1 &
     LAST_PID=$!
     pids+=("$LAST_PID")
@@ -87,15 +96,26 @@ chmod 644 "$work/www/file.bin"
 
 start_loadlab "$MODEL" "$work/files" "$work/loadlab.out"
 LL=$PORT
+LLPID=$LAST_PID
 mkdir -p "$work/floor"
 start_server "$work/floor.out" "$FLOOR" "$work/floor"
 FL=$PORT
+FLPID=$LAST_PID
 if [ -n "$shm" ]; then
     start_loadlab "$MODEL" "$shm" "$work/loadlab-shm.out"
     LLSHM=$PORT
+    LLSHMPID=$LAST_PID
     mkdir -p "$shm/floor"
     start_server "$work/floor-shm.out" "$FLOOR" "$shm/floor"
     FLSHM=$PORT
+    FLSHMPID=$LAST_PID
+    if [ -n "$BEFORE" ]; then
+        [ -x "$BEFORE" ] || { echo "bench-files: BEFORE=$BEFORE is not an executable" >&2; exit 2; }
+        mkdir -p "$shm/before"
+        start_server "$work/before-shm.out" "$BEFORE" serve --model "$MODEL" --addr 127.0.0.1:0 --files "$shm/before" ${WORKERS:+--workers "$WORKERS"}
+        BESHM=$PORT
+        BESHMPID=$LAST_PID
+    fi
 fi
 
 # nginx on a free loopback port: pick one, try, retry on a clash.
@@ -165,11 +185,27 @@ declare -A runs=()
 downloads=(down_loadlab down_nginx)
 uploads=(up_disk up_floor_disk)
 [ -n "$shm" ] && uploads+=(up_tmpfs up_floor_tmpfs up_tmpfs_digest sha_bound)
+[ -n "$shm" ] && [ -n "$BEFORE" ] && uploads+=(up_tmpfs_before)
+# CASES keeps a subset, in the order above; a name that is no case is an error.
+if [ -n "$CASES" ]; then
+    for c in $CASES; do
+        case " ${downloads[*]} ${uploads[*]} " in *" $c "*) ;; *)
+            echo "bench-files: CASES: no case '$c' (cases: ${downloads[*]} ${uploads[*]})" >&2
+            exit 2
+            ;;
+        esac
+    done
+    only() { local c; for c in "$@"; do case " $CASES " in *" $c "*) echo "$c" ;; esac; done; }
+    mapfile -t downloads < <(only "${downloads[@]}")
+    mapfile -t uploads < <(only "${uploads[@]}")
+fi
 cases=("${downloads[@]}" "${uploads[@]}")
+has() { case " ${cases[*]} " in *" $1 "*) ;; *) return 1 ;; esac; }
 run_case() {
     case "$1" in
         up_disk) t_up "http://127.0.0.1:$LL/files/up.bin" ;;
         up_tmpfs) t_up "http://127.0.0.1:$LLSHM/files/up.bin" ;;
+        up_tmpfs_before) t_up "http://127.0.0.1:$BESHM/files/up.bin" ;;
         up_tmpfs_digest) t_up "http://127.0.0.1:$LLSHM/files/up.bin" -H 'Want-Repr-Digest: sha-256=1' ;;
         sha_bound) t_sha ;;
         up_floor_disk) t_up "http://127.0.0.1:$FL/up.bin" ;;
@@ -178,14 +214,35 @@ run_case() {
         down_nginx) t_down "http://127.0.0.1:$NG/file.bin" ;;
     esac
 }
+# The server a case runs against, for its CPU time (none for sha_bound,
+# nor for nginx, whose work is done by a worker process of its master).
+server_of() {
+    case "$1" in
+        up_disk | down_loadlab) echo "$LLPID" ;;
+        up_tmpfs | up_tmpfs_digest) echo "$LLSHMPID" ;;
+        up_tmpfs_before) echo "$BESHMPID" ;;
+        up_floor_disk) echo "$FLPID" ;;
+        up_floor_tmpfs) echo "$FLSHMPID" ;;
+        *) echo "" ;;
+    esac
+}
+# CPU time (ns) of a process's threads so far, from /proc (schedstat):
+# on a shared host the server's CPU per upload drifts less than its time.
+cpu_ns() { [ -n "$1" ] && cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {print s + 0}' || echo 0; }
+declare -A cpus=()
 phase() { # case...
-    local n=$# r i c t
+    [ $# -gt 0 ] || return 0
+    local n=$# r i c t p c0 c1
     local list=("$@")
     for r in $(seq 0 "$ROUNDS"); do
         for i in $(seq 0 $((n - 1))); do
             c=${list[$(((i + r) % n))]}
+            p=$(server_of "$c")
+            c0=$(cpu_ns "$p")
             t=$(run_case "$c")
+            c1=$(cpu_ns "$p")
             [ "$r" -gt 0 ] && runs[$c]="${runs[$c]:-} $t"
+            [ "$r" -gt 0 ] && cpus[$c]="${cpus[$c]:-} $(((c1 - c0) / 1000))"
         done
     done
 }
@@ -201,7 +258,7 @@ mbps() { awk -v s="$size" -v t="$1" 'BEGIN {printf "%.0f", s / t / 1e6}'; }
 echo
 echo "machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p' | head -1), kernel $(uname -r)"
 echo "file: $size bytes; loadlab model: $MODEL${WORKERS:+, $WORKERS workers}; rounds: $ROUNDS; MB = 10^6 bytes"
-printf '%-14s %10s %12s %10s %10s %10s\n' case "median s" "median MB/s" "mean s" "min s" "max s"
+printf '%-14s %10s %12s %10s %10s %10s %14s\n' case "median s" "median MB/s" "mean s" "min s" "max s" "server CPU ms"
 declare -A med=() avg=()
 for c in "${cases[@]}"; do
     m=$(echo "${runs[$c]}" | median)
@@ -209,11 +266,15 @@ for c in "${cases[@]}"; do
     avg[$c]=$(echo "${runs[$c]}" | mean)
     mn=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | head -1)
     mx=$(echo "${runs[$c]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
-    printf '%-14s %10.4f %12s %10.4f %10.4f %10.4f\n' "$c" "$m" "$(mbps "$m")" "${avg[$c]}" "$mn" "$mx"
+    cpu=-
+    [ -n "$(server_of "$c")" ] && cpu=$(echo "${cpus[$c]}" | median | awk '{printf "%.1f", $1 / 1000}')
+    printf '%-14s %10.4f %12s %10.4f %10.4f %10.4f %14s\n' "$c" "$m" "$(mbps "$m")" "${avg[$c]}" "$mn" "$mx" "$cpu"
 done
-ratio=$(awk -v a="${med[down_loadlab]}" -v b="${med[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
-ratio_mean=$(awk -v a="${avg[down_loadlab]}" -v b="${avg[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
-echo "download loadlab / nginx throughput: $ratio (medians), $ratio_mean (means); target >= 0.95"
+if has down_loadlab && has down_nginx; then
+    ratio=$(awk -v a="${med[down_loadlab]}" -v b="${med[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
+    ratio_mean=$(awk -v a="${avg[down_loadlab]}" -v b="${avg[down_nginx]}" 'BEGIN {printf "%.3f", b / a}')
+    echo "download loadlab / nginx throughput: $ratio (medians), $ratio_mean (means); target >= 0.95"
+fi
 # Upload against the floor: medians of per-round ratios, since the two
 # ran seconds apart in every round and the host's share drifts between
 # rounds more than within one.
@@ -224,9 +285,37 @@ floor_ratio() { # loadlab_case floor_case
     for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {print y / x}'; done | median |
         awk '{printf "%.3f", $1}'
 }
-echo "upload to disk: $(mbps "${med[up_disk]}") MB/s (target >= 1000); floor, no digest: $(mbps "${med[up_floor_disk]}") MB/s; loadlab / floor: $(floor_ratio up_disk up_floor_disk)"
-if [ -n "$shm" ]; then
+# Every round's ratio, in round order, after the median.
+rounds() { # loadlab_case floor_case
+    local a b
+    read -ra a <<<"${runs[$1]}"
+    read -ra b <<<"${runs[$2]}"
+    for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {printf " %.3f", y / x}'; done
+}
+# Server CPU of one case over another's: median of per-round ratios, then
+# every round's (lower is cheaper).
+cpu_ratio() { # case over_case
+    local a b
+    read -ra a <<<"${cpus[$1]}"
+    read -ra b <<<"${cpus[$2]}"
+    printf '%s; per round:' "$(for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {print x / y}'; done | median | awk '{printf "%.3f", $1}')"
+    for i in "${!a[@]}"; do awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {printf " %.3f", x / y}'; done
+}
+if has up_disk && has up_floor_disk; then
+    echo "upload to disk: $(mbps "${med[up_disk]}") MB/s (target >= 1000); floor, no digest: $(mbps "${med[up_floor_disk]}") MB/s; loadlab / floor: $(floor_ratio up_disk up_floor_disk)"
+    echo "  per round:$(rounds up_disk up_floor_disk)"
+fi
+if has up_tmpfs && has up_floor_tmpfs; then
     echo "upload to tmpfs: $(mbps "${med[up_tmpfs]}") MB/s; floor, no digest: $(mbps "${med[up_floor_tmpfs]}") MB/s; loadlab / floor: $(floor_ratio up_tmpfs up_floor_tmpfs) (target >= 0.9)"
+    echo "  per round:$(rounds up_tmpfs up_floor_tmpfs)"
+    echo "  server CPU per upload, loadlab / floor: $(cpu_ratio up_tmpfs up_floor_tmpfs)"
+fi
+if has up_tmpfs_before && has up_floor_tmpfs; then
+    echo "upload to tmpfs, BEFORE binary: $(mbps "${med[up_tmpfs_before]}") MB/s; before / floor: $(floor_ratio up_tmpfs_before up_floor_tmpfs); after / before: $(floor_ratio up_tmpfs up_tmpfs_before)"
+    echo "  after / before per round:$(rounds up_tmpfs up_tmpfs_before)"
+    echo "  server CPU per upload, after / before: $(cpu_ratio up_tmpfs up_tmpfs_before)"
+fi
+if has up_tmpfs_digest && has sha_bound && has up_tmpfs; then
     echo "upload to tmpfs with the digest asked: $(mbps "${med[up_tmpfs_digest]}") MB/s; SHA-256 alone (${sha_tool[*]}, page cache): $(mbps "${med[sha_bound]}") MB/s; asked / not asked: $(floor_ratio up_tmpfs_digest up_tmpfs)"
 fi
 

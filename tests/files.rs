@@ -37,7 +37,7 @@ use files::uploads::{
     head_alone_over_max_upload_gets_413_and_nothing_is_written, killed_client_leaves_no_file,
     over_max_upload_is_413_before_writing, put_creates_then_replaces,
     readers_see_the_old_file_or_the_whole_new_one_during_a_replace,
-    the_upload_digest_is_computed_only_when_asked,
+    small_and_large_pieces_are_stored_in_order, the_upload_digest_is_computed_only_when_asked,
 };
 
 per_model!(
@@ -64,4 +64,5 @@ per_model!(
     a_starting_server_leaves_a_live_upload_alone,
     names_with_dots_inside_are_plain_files,
     the_upload_digest_is_computed_only_when_asked,
+    small_and_large_pieces_are_stored_in_order,
 );

@@ -12,7 +12,11 @@
 #              (loadlab sweep, which samples server CPU and peak RSS of the
 #              whole process tree). The floor answers every path with the
 #              same 500 bytes, so it has a row for 500 B only.
-#  row 4:      scripts/bench-vs-wrk.sh (load generators, floor client).
+#              scripts/perf/e3.py judges it (issue 23 item 3): time vs
+#              the floor, failed, peak RSS vs nginx, every repeat.
+#  row 4:      scripts/bench-vs-wrk.sh (load generators, floor client),
+#              against the floor responder, then one nginx worker
+#              (ROW4_SERVERS="floor" for the first alone); every round.
 #  row 5:      scripts/bench-files.sh (100 MB download/upload vs nginx).
 #
 # Usage: scripts/perf/run.sh [ROUNDS] [SECONDS]  (defaults 7 and 3)
@@ -243,37 +247,19 @@ NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
   -T "cmd:sh -c 'sed s/@PORT@/{port}/g $work/e3ng/nginx.conf.in > $work/e3ng/{port}.conf && exec $NGINX_BIN -p $work/e3ng -c $work/e3ng/{port}.conf'" \
   -T "cmd:$BIN/examples/floor_server {port} close 2" \
   --concurrency 10000 --requests 10000 --path /500B.html,/20KB.html --repeat "$ROUNDS" --out "$work/e3" > /dev/null
-python3 - "$work/e3/raw.csv" <<'PY' | tee -a "$OUT/e3.txt"
-import csv, sys, statistics as st
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["warmup"] == "false"]
-print("| target | path | time taken s | failed | server CPU % | peak RSS MiB | time vs nginx | RSS vs nginx |")
-print("|---|---|---|---|---|---|---|---|")
-g = {}
-for r in rows:
-    # Name the cmd: targets (the floor and the no-defer variants) by what they run.
-    t = r["target"]
-    if t.startswith("cmd:"):
-        t = ("floor:workers=2" if "floor_server" in t
-             else "reactors:workers=2, no defer" if "loadlab serve" in t else "nginx:workers=2, no defer")
-    g.setdefault((t, r["path"]), []).append(r)
-for path in ("/500B.html", "/20KB.html"):
-    m = {}
-    for t in ("floor:workers=2", "model:reactors:workers=2", "nginx:workers=2",
-              "reactors:workers=2, no defer", "nginx:workers=2, no defer"):
-        rs = g.get((t, path), [])
-        m[t] = (st.median(float(r["time_taken_s"]) for r in rs), sum(int(r["failed"]) for r in rs),
-                st.median(float(r["server_cpu_pct"]) for r in rs), st.median(int(r["server_rss_peak_kb"]) for r in rs) / 1024)
-    n = m["nginx:workers=2"]
-    for t, v in m.items():
-        if t.startswith("floor") and path != "/500B.html":
-            continue  # it sent 500 B there too: no floor for a larger file
-        print(f"| {t} | {path} | {v[0]:.3f} | {v[1]} | {v[2]:.0f} | {v[3]:.1f} | {v[0]/n[0]:.2f} | {v[3]/n[3]:.2f} |")
-PY
+cp "$work/e3/raw.csv" "$OUT/e3-raw.csv"
+python3 scripts/perf/e3.py "$work/e3/raw.csv" | tee -a "$OUT/e3.txt"
 fi
 
 if want 4; then
 echo; echo "Row 4: load generators (scripts/bench-vs-wrk.sh)" | tee "$OUT/clients.txt"
-scripts/bench-vs-wrk.sh "$ROUNDS" "$SECS" | tee -a "$OUT/clients.txt"
+# Against the floor responder first (issue 23 item 4 judges client CPU
+# there: a server that keeps up leaves the rate to the client), then
+# against one nginx worker. ROW4_SERVERS="floor" runs the first alone.
+for server in ${ROW4_SERVERS:-floor nginx}; do
+  echo "SERVER=$server" | tee -a "$OUT/clients.txt"
+  SERVER=$server scripts/bench-vs-wrk.sh "$ROUNDS" "$SECS" | tee -a "$OUT/clients.txt"
+done
 fi
 if want 5 && [ -x scripts/bench-files.sh ]; then
   echo; echo "Row 5: files (scripts/bench-files.sh)" | tee "$OUT/files.txt"

@@ -257,6 +257,20 @@ impl Model {
         all
     };
 
+    /// Whether the model serves each connection on a thread of its own
+    /// with blocking reads and writes, so a handler may wait on the disk
+    /// on that thread (the server's `App::may_block`).
+    pub const fn serves_blocking(self) -> bool {
+        match self {
+            Model::Iterative | Model::ThreadPerConn | Model::ThreadPool | Model::Prefork => true,
+            Model::EventLoop
+            | Model::Reactors
+            | Model::Async
+            | Model::AsyncLocal
+            | Model::IoUring => false,
+        }
+    }
+
     pub const fn info(self) -> &'static ModelInfo {
         &REGISTRY[self as usize]
     }

@@ -27,7 +27,8 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    pub fn new(model: Model, app: App) -> Self {
+    pub fn new(model: Model, mut app: App) -> Self {
+        app.may_block = model.serves_blocking();
         ServerConfig {
             model,
             workers: model.workers(None),

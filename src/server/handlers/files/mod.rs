@@ -64,6 +64,7 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             app.max_upload,
             conditions,
             repr_digest::wants_sha256(head),
+            app.may_block,
         ))),
         Method::Delete => {
             let (dir, name) = owned();

@@ -34,8 +34,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use loadlab::bench::json::BenchJson;
 use loadlab::bench::render::percentile_csv;
-use loadlab::bench::result::BenchJson;
 use loadlab::report::stress as output;
 use loadlab::results::models::Model;
 use loadlab::results::stress::{Matrix, Op, StressReport as Report, StressRow as Row, SCHEMA};

@@ -7,6 +7,7 @@ pub mod clock;
 mod codes;
 pub mod config;
 pub mod engine;
+pub mod json;
 pub mod load_id;
 pub mod progress;
 pub mod records;
@@ -18,6 +19,7 @@ pub mod series;
 pub mod shard;
 pub mod slow;
 pub mod stats;
+pub mod verdict;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

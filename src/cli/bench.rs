@@ -11,7 +11,7 @@ use super::bench_ab::AbArgs;
 use super::emit_args::EmitArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
-use super::output::{check_writable, emit, same_file, write_whole};
+use super::output::{check_writable, emit, same_file, warn_beside, write_whole};
 use super::values::{parse_duration, UsageError};
 use crate::bench::clock::parse_start_at;
 use crate::bench::progress::{heartbeat_step, ProgressMode};
@@ -22,6 +22,7 @@ use crate::bench::render::{
 };
 use crate::bench::shard::Shard;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
+use crate::bench::verdict::Verdict;
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
 use crate::net::url::HttpUrl;
@@ -506,6 +507,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         emit(&percentile_csv(&result), Some(path))?;
     }
     write_records(&result, &opts)?;
+    warn_beside(&ab_layout_files(&opts), &Verdict::of(&result));
     // A run with nothing usable has one line to say, and it is not this.
     if let (Some(w), None) = (result.rate_shortfall(), result.stats.nothing_usable()) {
         eprintln!("loadlab: warning: {w}");
@@ -527,6 +529,27 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         true => Ok(()),
         false => Err(Exit::conditions_held(&held)),
     }
+}
+
+/// The outputs written in ab's or hey's layout, which cannot carry the
+/// verdict, each named with its flag.
+fn ab_layout_files(opts: &Options) -> Vec<String> {
+    let html = (opts.format == Format::Ab && opts.ab.html.is_some()).then(|| match &opts.out {
+        Some(p) => format!("{} (-w)", p.display()),
+        None => "the -w HTML on stdout".to_string(),
+    });
+    let named = [
+        ("-e", &opts.csvfile),
+        ("--per-request", &opts.per_request),
+        ("-g", &opts.gnuplot),
+    ];
+    html.into_iter()
+        .chain(
+            named
+                .into_iter()
+                .filter_map(|(flag, p)| p.as_ref().map(|p| format!("{} ({flag})", p.display()))),
+        )
+        .collect()
 }
 
 /// Writes what `--per-request`, `-g` and `--series-csv` asked for, each

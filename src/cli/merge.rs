@@ -8,8 +8,9 @@ use clap::Args;
 use super::output::{check_writable, emit, same_file, write_whole};
 use super::values::UsageError;
 use crate::bench::clock::{apart, Window};
+use crate::bench::json::BenchJson;
 use crate::bench::render::{render, series_csv, Format};
-use crate::bench::result::{BenchJson, BenchResult, MergeError};
+use crate::bench::result::{BenchResult, MergeError};
 use crate::bench::shard::{check_complete, ShardError};
 
 #[derive(Args, Debug)]

@@ -5,6 +5,24 @@ use std::io::Write;
 use std::path::Path;
 
 use super::values::UsageError;
+use crate::bench::verdict::Verdict;
+
+/// ab's and hey's file layouts (`-g`, `-e`, `--per-request`, `-w`) have no
+/// room for a run's verdict and must stay as they are byte for byte: when
+/// the verdict is not ok, one line on stderr names those files and says
+/// it. ab's -S does not hide it: -S hides ab's notes on the spread of
+/// its table, not whether the run can be trusted.
+pub fn warn_beside(files: &[String], verdict: &Verdict) {
+    if files.is_empty() || verdict.is_ok() {
+        return;
+    }
+    eprintln!(
+        "loadlab: WARNING: {} hold{} figures of a run that is {}",
+        files.join(", "),
+        if files.len() == 1 { "s" } else { "" },
+        verdict.line()
+    );
+}
 
 /// Writes `text` to `out`, or to stdout. A closed stdout (piped into
 /// `head`) comes back as a BrokenPipe error, which `cli::main` treats as

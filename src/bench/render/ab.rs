@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 
 use crate::bench::result::BenchResult;
 use crate::bench::stats::Latencies;
+use crate::bench::verdict::Verdict;
 
 /// ab's rounding of microseconds to whole milliseconds.
 pub(super) fn round_ms(us: f64) -> i64 {
@@ -340,6 +341,8 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
     let l = &s.latency;
     let ms = |us: u64| us as f64 / 1000.0;
     let _ = writeln!(o, "\n{BEYOND_AB}");
+    // First, so no figure of the report is read without it.
+    let _ = writeln!(o, "  Verdict: {}", Verdict::of(r).line());
     let tail = |h: &Histogram<u64>| {
         format!(
             "{:.3} / {:.3} / {:.3}",

@@ -3,17 +3,19 @@
 
 use crate::bench::result::BenchResult;
 use crate::bench::stats::Summary;
+use crate::bench::verdict::Verdict;
 
 pub fn csv_header() -> &'static str {
     "url,method,concurrency,threads,keep_alive,requests,time_taken_s,complete,failed,timeouts,non_2xx,\
      in_flight_at_end,missed,requests_per_second,mean_ms,stdev_ms,min_ms,p50_ms,p90_ms,p99_ms,\
      p99_9_ms,p99_99_ms,max_ms,total_bytes,html_bytes,transfer_rate_kbps,rate,achieved_rate,\
-     uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_max_ms"
+     uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_max_ms,verdict"
 }
 
 /// Latency columns are measured from the scheduled send time in open loop
 /// (`--rate`); the `uncorrected_` columns then give the figures from the
-/// actual send, and are empty in closed loop.
+/// actual send, and are empty in closed loop. `verdict` is last: "ok",
+/// or the flags that make the row's figures not what they seem.
 pub fn csv_row(r: &BenchResult) -> String {
     let s = &r.stats;
     let l = Summary::of(s.latency.reported());
@@ -22,7 +24,7 @@ pub fn csv_row(r: &BenchResult) -> String {
     let uncorrected = s.latency.open_loop().then(|| Summary::of(&s.latency.total));
     let u = |f: fn(&Summary) -> f64| open(uncorrected.as_ref().map(|x| format!("{:.3}", f(x))));
     format!(
-        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2},{},{},{},{},{},{}",
+        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2},{},{},{},{},{},{},{}",
         r.info.method,
         r.info.concurrency,
         r.info.threads,
@@ -53,6 +55,7 @@ pub fn csv_row(r: &BenchResult) -> String {
         u(|x| x.p50),
         u(|x| x.p90),
         u(|x| x.p99),
-        u(|x| x.max)
+        u(|x| x.max),
+        Verdict::of(r).words()
     )
 }

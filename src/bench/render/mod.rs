@@ -15,7 +15,8 @@ pub use series::{series_csv, SERIES_HEADER};
 
 pub use html::{html_report, HtmlAttrs};
 
-use super::result::{BenchJson, BenchResult};
+use super::json::BenchJson;
+use super::result::BenchResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -5,14 +5,18 @@ use std::fmt::Write as _;
 
 use crate::bench::result::BenchResult;
 use crate::bench::series::Series;
+use crate::bench::verdict::Verdict;
 
 /// The `--series-csv` header.
-pub const SERIES_HEADER: &str = "second,start_unix_s,span_s,complete,failed,answered,requests_per_second,latency_mean_ms,latency_max_ms";
+pub const SERIES_HEADER: &str = "second,start_unix_s,span_s,complete,failed,answered,requests_per_second,latency_mean_ms,latency_max_ms,run_verdict";
 
 /// One row per second since measuring began; `span_s` is how much of
 /// that second the run lasted (1 but for the last), and the rate is
 /// `complete` over it. Empty cells where a second has no answered request.
+/// Every row carries the whole run's verdict, so no second is read apart
+/// from it (a plotted or filtered row keeps it).
 pub fn series_csv(r: &BenchResult) -> String {
+    let verdict = Verdict::of(r).words();
     let series = &r.stats.series;
     let start = series.start_unix_us.unwrap_or(0);
     let elapsed = r.elapsed.as_secs_f64();
@@ -35,7 +39,7 @@ pub fn series_csv(r: &BenchResult) -> String {
         };
         let _ = writeln!(
             out,
-            "{k},{}.{:06},{span:.6},{},{},{},{:.2},{mean},{max}",
+            "{k},{}.{:06},{span:.6},{},{},{},{:.2},{mean},{max},{verdict}",
             start / 1_000_000 + k as u64,
             start % 1_000_000,
             s.complete,

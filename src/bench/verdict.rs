@@ -1,0 +1,184 @@
+//! The verdict on one run (or a merge of runs): whether its figures can be
+//! taken as they stand and, when not, why. Computed here once; every
+//! output of bench and merge shows it (the text report's "Verdict:" line,
+//! the JSON `verdict`, a CSV column, and a WARNING on stderr beside the
+//! files whose ab/hey layout has no room for it).
+
+use serde::Serialize;
+
+use super::result::BenchResult;
+
+/// A run shorter than this (s) is too short to trust its rate: start-up
+/// (connections, the first requests) and the last requests weigh on it,
+/// and its per-second series has not one whole second.
+pub const MIN_TRUSTED_S: f64 = 1.0;
+
+/// One reason a run's figures are not what they seem. The first two are
+/// the words and rule of a sweep's row status (`report::summary::Status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Flag {
+    /// Failed requests, or no answer at all: part of the work is missing.
+    #[serde(rename = "failed")]
+    Failed,
+    /// Answers outside 200-299 (ab's "Non-2xx responses"): ab's rate
+    /// counts them as if they were the page asked for.
+    #[serde(rename = "non-2xx")]
+    Non2xx,
+    /// Open loop: the achieved rate fell short of `--rate`.
+    #[serde(rename = "rate-short")]
+    RateShort,
+    /// Shorter than [`MIN_TRUSTED_S`].
+    #[serde(rename = "too-short")]
+    TooShort,
+}
+
+impl Flag {
+    pub fn word(self) -> &'static str {
+        match self {
+            Flag::Failed => "failed",
+            Flag::Non2xx => "non-2xx",
+            Flag::RateShort => "rate-short",
+            Flag::TooShort => "too-short",
+        }
+    }
+}
+
+/// Every flag that applies, each with its reason in words (empty: ok).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Verdict {
+    pub flags: Vec<Flag>,
+    pub reasons: Vec<String>,
+}
+
+impl Verdict {
+    pub fn of(r: &BenchResult) -> Verdict {
+        let s = &r.stats;
+        let mut v = Verdict::default();
+        let nothing = s.nothing_usable();
+        if s.failed() > 0 {
+            v.add(
+                Flag::Failed,
+                format!("{} of {} requests failed", s.failed(), s.complete),
+            );
+        } else if let (Some(why), 0) = (&nothing, s.non_2xx) {
+            v.add(Flag::Failed, why.clone());
+        }
+        if s.non_2xx > 0 {
+            v.add(
+                Flag::Non2xx,
+                format!(
+                    "{} of {} answers were not 2xx, and ab's requests per second counts them",
+                    s.non_2xx, s.complete
+                ),
+            );
+        }
+        if let Some(w) = r.rate_shortfall() {
+            v.add(Flag::RateShort, w);
+        }
+        if r.elapsed.as_secs_f64() < MIN_TRUSTED_S {
+            v.add(
+                Flag::TooShort,
+                format!(
+                    "the run lasted {:.3} s, under {MIN_TRUSTED_S} s: start-up and the last requests weigh on its rate (give more -n or a -t of at least {MIN_TRUSTED_S})",
+                    r.elapsed.as_secs_f64()
+                ),
+            );
+        }
+        v
+    }
+
+    fn add(&mut self, flag: Flag, reason: String) {
+        self.flags.push(flag);
+        self.reasons.push(reason);
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// "ok", or the flags joined by ';' (one CSV cell).
+    pub fn words(&self) -> String {
+        match self.is_ok() {
+            true => "ok".to_string(),
+            false => self
+                .flags
+                .iter()
+                .map(|f| f.word())
+                .collect::<Vec<_>>()
+                .join(";"),
+        }
+    }
+
+    /// One line: "ok", or the flags and their reasons.
+    pub fn line(&self) -> String {
+        match self.is_ok() {
+            true => "ok".to_string(),
+            false => format!(
+                "{}: {}",
+                self.words().replace(';', ", "),
+                self.reasons.join("; ")
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::bench::config::{BenchConfig, RequestSpec};
+    use crate::bench::stats::Stats;
+    use crate::net::url::HttpUrl;
+
+    fn run(secs: f64, f: impl FnOnce(&mut Stats)) -> BenchResult {
+        let cfg = BenchConfig::new(
+            HttpUrl::parse("http://127.0.0.1:9/").unwrap(),
+            RequestSpec::default(),
+        );
+        let mut stats = Stats::new(false);
+        stats.complete = 100;
+        stats.status_classes[2] = 100;
+        f(&mut stats);
+        BenchResult::new(&cfg, stats, Duration::from_secs_f64(secs))
+    }
+
+    #[test]
+    fn a_long_clean_run_is_ok() {
+        let v = Verdict::of(&run(2.0, |_| {}));
+        assert!(v.is_ok());
+        assert_eq!((v.words(), v.line()), ("ok".into(), "ok".into()));
+    }
+
+    #[test]
+    fn each_condition_is_flagged_with_its_reason() {
+        let v = Verdict::of(&run(0.2, |s| {
+            s.failures.receive = 3;
+            s.non_2xx = 5;
+        }));
+        assert_eq!(v.flags, [Flag::Failed, Flag::Non2xx, Flag::TooShort]);
+        assert_eq!(v.words(), "failed;non-2xx;too-short");
+        let line = v.line();
+        assert!(
+            line.starts_with("failed, non-2xx, too-short: 3 of 100 requests failed; 5 of 100"),
+            "{line}"
+        );
+        assert!(line.contains("lasted 0.200 s, under 1 s"), "{line}");
+    }
+
+    #[test]
+    fn no_answer_at_all_is_failed_as_in_a_sweep() {
+        let v = Verdict::of(&run(2.0, |s| {
+            s.complete = 0;
+            s.status_classes[2] = 0;
+        }));
+        assert_eq!(v.flags, [Flag::Failed]);
+        assert_eq!(v.reasons, ["no request completed"]);
+        // All 404: non-2xx says it; nothing failed.
+        let v = Verdict::of(&run(2.0, |s| {
+            s.status_classes = [0, 0, 0, 0, 100, 0];
+            s.non_2xx = 100;
+        }));
+        assert_eq!(v.flags, [Flag::Non2xx]);
+    }
+}

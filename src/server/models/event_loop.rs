@@ -164,6 +164,9 @@ struct Reactor<'a> {
     max_conns: usize,
     /// Connections cut short for fairness, driven again without waiting.
     again: Vec<usize>,
+    /// The connections to drive this round (see `take_ready`), kept between
+    /// rounds, as `again` is, so a round does not allocate and regrow it.
+    ready: Vec<usize>,
     /// Accepted this round, not yet registered with epoll.
     fresh: Vec<usize>,
     /// The listener has (or may have) connections waiting.
@@ -205,6 +208,7 @@ impl<'a> Reactor<'a> {
             conns: Slab::new(),
             max_conns,
             again: Vec::new(),
+            ready: Vec::new(),
             fresh: Vec::new(),
             accept_pending: false,
             accept_paused_until: None,
@@ -217,7 +221,8 @@ impl<'a> Reactor<'a> {
     /// The connections to drive this round: those cut short last round and
     /// those with events, whose readiness is recorded on the way.
     fn take_ready(&mut self, events: &Events) -> Vec<usize> {
-        let mut ready = std::mem::take(&mut self.again);
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.append(&mut self.again);
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 self.accept_pending = true;
@@ -322,8 +327,8 @@ impl<'a> Reactor<'a> {
         self.fresh = fresh;
     }
 
-    fn serve_ready(&mut self, ready: Vec<usize>, now: Instant, stopping: bool) {
-        for token in ready {
+    fn serve_ready(&mut self, mut ready: Vec<usize>, now: Instant, stopping: bool) {
+        for &token in &ready {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
@@ -343,6 +348,8 @@ impl<'a> Reactor<'a> {
                 Drive::Close => self.close(token),
             }
         }
+        ready.clear();
+        self.ready = ready;
     }
 
     /// Closes a connection; its freed slot lets connections waiting in the

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use loadlab::server::models::io_uring::Features;
 
+use common::strace::keep_alive_counts;
 use common::{
     assert_alive, is_closed, loadlab_bin, read_response, thread_count, write_ignoring_errors,
     TestServer,
@@ -57,58 +58,13 @@ const FORBIDDEN: [&str; 12] = [
     "write",
 ];
 
-/// The counts of an `strace -c` summary, by syscall name.
-fn strace_counts(summary: &str) -> Vec<(String, u64)> {
-    summary
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            // % time, seconds, usecs/call, calls, [errors,] syscall
-            let name = f.last()?.to_string();
-            let calls = f.get(3)?.parse().ok()?;
-            (f.len() >= 5 && name != "total").then_some((name, calls))
-        })
-        .collect()
-}
-
 #[test]
 fn a_keep_alive_run_makes_no_epoll_recv_or_send_syscalls() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        panic!("strace is not installed (.ci/run installs it)");
-    }
     let server = TestServer::start("io-uring", &["--workers", "1"]);
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let mut strace = Command::new("strace")
-        .args(["-f", "-c", "-o", out.path().to_str().unwrap(), "-p"])
-        .arg(server.pid().to_string())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Time for strace to attach to every thread before the load starts.
-    std::thread::sleep(Duration::from_millis(500));
-    let bench = Command::new(loadlab_bin())
-        .args(["bench", "-k", "-n", "20000", "-c", "50", "--format", "json"])
-        .arg(server.url("/500B.html"))
-        .output()
-        .unwrap();
-    assert!(
-        bench.status.success(),
-        "{}",
-        String::from_utf8_lossy(&bench.stderr)
-    );
-    let r: serde_json::Value = serde_json::from_slice(&bench.stdout).unwrap();
-    assert_eq!(r["failed"], 0, "{r}");
-    assert!(common::send_signal(strace.id() as i32, libc::SIGINT));
-    // strace detaches, writes its summary and re-raises the signal.
-    strace.wait().unwrap();
-    let summary = std::fs::read_to_string(out.path()).unwrap();
-    let counts = strace_counts(&summary);
-    let enters = counts
-        .iter()
-        .find(|(n, _)| n == "io_uring_enter")
-        .map(|c| c.1);
-    assert!(enters.is_some_and(|n| n > 0), "{summary}");
-    for (name, calls) in &counts {
+    let m = keep_alive_counts(&server, "/500B.html", 20000, 50);
+    let summary = &m.summary;
+    assert!(m.calls("io_uring_enter") > 0, "{summary}");
+    for (name, calls) in &m.counts {
         assert!(
             !FORBIDDEN.contains(&name.as_str()),
             "{name} x{calls}:\n{summary}"

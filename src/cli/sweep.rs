@@ -346,6 +346,8 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     let info = SweepInfo {
         command: command_line(std::env::args()),
         baseline,
+        shards: plan.shards.as_ref().map(|s| s.count),
+        launcher: plan.shards.as_ref().and_then(|s| s.launcher.clone()),
         ..SweepInfo::default()
     };
     let outcome = execute(&plan, &out, info, quiet)?;

@@ -107,8 +107,6 @@ pub fn run(
         already_done: schedule.already_done,
     });
     (info.interleaved, info.min_time_s) = (true, plan.min_time.as_secs_f64());
-    info.shards = plan.shards.as_ref().map(|s| s.count);
-    info.launcher = plan.shards.as_ref().and_then(|s| s.launcher.clone());
     info.notes = schedule.notes.clone();
     // Nothing to measure: sweep.json goes on describing the runs made.
     if schedule.runs() == 0 && out.join(SWEEP_JSON).exists() {
@@ -142,7 +140,7 @@ pub fn run(
                 let row = if stop() {
                     None
                 } else {
-                    Some(measure(plan, running, run, place, stop)?)
+                    Some(measure(plan, running, run, place, journal.next_id, stop)?)
                 };
                 // Ctrl-C cut this run short (or came before it): its
                 // numbers describe part of a run, so it is not recorded

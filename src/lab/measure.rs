@@ -98,12 +98,14 @@ impl Placement {
     }
 }
 
-/// One bench run against `running`, measured.
+/// One bench run against `running`, measured; `run_id` is the number its
+/// row will get. Err: the sweep cannot go on (its shards failed).
 pub fn measure(
     plan: &SweepPlan,
     running: &Running,
     run: &PlannedRun,
     place: &Placement,
+    run_id: u64,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> anyhow::Result<RawRow> {
     let mut row = record::run_row(run);
@@ -181,7 +183,7 @@ pub fn measure(
         match &plan.shards {
             None => bench::run_measured(&cfg, Some(stop), bench::ProgressMode::NONE)
                 .map(|(r, threads)| Some((ClientTime::of(&threads), r, Vec::new()))),
-            Some(sp) => Ok(run_shards(sp, &cfg, &url, plan.threads, stop)?),
+            Some(sp) => Ok(run_shards(sp, run_id, &cfg, &url, plan.threads, stop)?),
         }
     };
     let wall = t0.elapsed().as_secs_f64().max(1e-6);
@@ -245,6 +247,7 @@ type Measured = (ClientTime, BenchResult, Vec<BenchResult>);
 /// sweep (see `lab::shards`).
 fn run_shards(
     sp: &ShardPlan,
+    run_id: u64,
     cfg: &BenchConfig,
     url: &str,
     threads: Option<usize>,
@@ -260,6 +263,6 @@ fn run_shards(
         threads,
     };
     let exe = std::env::current_exe()?;
-    let merged = shards::run(sp, &exe, &load, stop)?;
+    let merged = shards::run(sp, run_id, &exe, &load, stop)?;
     Ok(merged.map(|(r, each)| (ClientTime::default(), r, each)))
 }

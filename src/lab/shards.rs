@@ -23,9 +23,9 @@ pub struct ShardPlan {
     /// Command that starts `{n}` tasks of the bench command (`--launcher`);
     /// None: `count` local processes.
     pub launcher: Option<String>,
-    /// Where the shards write their JSON (in a directory of their own,
-    /// removed after the merge): the sweep's results directory, which
-    /// the tasks on other nodes must see too (a shared filesystem).
+    /// The sweep's results directory: each run's shards write their JSON
+    /// into `shards/run-ID/` there (kept, so `loadlab merge` can redo a
+    /// row), and tasks on other nodes must see it (a shared filesystem).
     pub files_in: PathBuf,
 }
 
@@ -120,36 +120,52 @@ impl ShardLoad {
     }
 }
 
-/// The file shard `i` writes in `dir`, with `{shard}` before expansion.
-fn out_template(dir: &Path) -> PathBuf {
-    dir.join("shard-{shard}.json")
+/// Under the results directory: one directory per sharded run.
+pub const SHARDS_DIR: &str = "shards";
+
+/// Where run `run_id`'s shards write their JSON, relative to the results
+/// directory.
+pub fn run_dir(run_id: u64) -> PathBuf {
+    Path::new(SHARDS_DIR).join(format!("run-{run_id}"))
 }
 
-/// Runs `load` as `plan.count` shards and merges them: the merged result
-/// and each shard's own (for the client's figures). Err: the sweep cannot
-/// go on (a launcher or shard failed, a file is missing, the files do not
-/// merge), in one line. `Ok(None)`: `stop` came first.
+/// The file shard `index` writes in `dir` (`{shard}` for bench to expand).
+fn shard_file(dir: &Path, index: &str) -> PathBuf {
+    dir.join(format!("shard-{index}.json"))
+}
+
+/// Runs `load` as `plan.count` shards (run `run_id` of the sweep) and
+/// merges them: the merged result and each shard's own (for the client's
+/// figures). Err: the sweep cannot go on (a launcher or shard failed, a
+/// file is missing, the files do not merge), in one line. `Ok(None)`:
+/// `stop` came first.
 pub fn run(
     plan: &ShardPlan,
+    run_id: u64,
     exe: &Path,
     load: &ShardLoad,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> anyhow::Result<Option<(BenchResult, Vec<BenchResult>)>> {
+    let within = plan.files_in.join(run_dir(run_id));
+    // A run interrupted before its row was written left files under the
+    // id a resumed sweep gives the next run: they are not this run's.
+    if within.exists() {
+        std::fs::remove_dir_all(&within)?;
+    }
     // Absolute: a launcher's tasks need not start in this directory.
-    let base = std::fs::canonicalize(&plan.files_in).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot use {} for the shards' files: {e}",
-            plan.files_in.display()
-        )
-    })?;
-    let dir = tempfile::Builder::new()
-        .prefix(".shards-")
-        .tempdir_in(base)?;
+    let dir = std::fs::create_dir_all(&within)
+        .and_then(|()| std::fs::canonicalize(&within))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot make {} for the shards' files: {e}",
+                within.display()
+            )
+        })?;
     let delay = match plan.launcher {
         Some(_) => LAUNCHED_START_DELAY,
         None => LOCAL_START_DELAY,
     };
-    let args = load.args(SystemTime::now() + delay, &out_template(dir.path()));
+    let args = load.args(SystemTime::now() + delay, &shard_file(&dir, "{shard}"));
     let mut children = Vec::new();
     match &plan.launcher {
         None => {
@@ -185,20 +201,20 @@ pub fn run(
         }
     }
     let files: Vec<PathBuf> = (0..plan.count)
-        .map(|i| dir.path().join(format!("shard-{i}.json")))
+        .map(|i| shard_file(&dir, &i.to_string()))
         .collect();
     let mut shards = Vec::new();
     for (i, f) in files.iter().enumerate() {
         if !f.exists() {
             anyhow::bail!(
-                "shard {i} of {n} wrote no result: did the launcher start {n} tasks with SLURM_PROCID/SLURM_NTASKS (or JOB_COMPLETION_INDEX/LOADLAB_SHARDS) set, all seeing {}?",
-                plan.files_in.display(),
+                "shard {i} of {n} wrote no result ({} is missing): did the launcher start {n} tasks with SLURM_PROCID/SLURM_NTASKS (or JOB_COMPLETION_INDEX/LOADLAB_SHARDS) set, all seeing that directory?",
+                f.display(),
                 n = plan.count
             );
         }
         shards.push(combine::read(f).map_err(anyhow::Error::msg)?);
     }
-    let names: Vec<String> = (0..plan.count).map(|i| format!("shard {i}")).collect();
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let merged = combine::merge(&names, &shards, false).map_err(anyhow::Error::msg)?;
     Ok(Some((merged.result, shards)))
 }

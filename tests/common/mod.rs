@@ -464,6 +464,7 @@ pub mod browser;
 pub mod fake;
 pub mod sansio;
 pub mod schema;
+pub mod shards;
 pub mod tls;
 
 /// Every process below `root`, from the parent pid in each /proc/PID/stat

@@ -11,6 +11,7 @@ mod lab {
     mod measurement;
     mod outputs;
     mod presets;
+    mod shards;
     mod slow;
     pub mod support;
     mod targets;

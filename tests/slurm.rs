@@ -235,3 +235,30 @@ fn a_killed_shard_makes_merge_fail_and_name_it() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("shard 2 of 4 missing"), "{stderr}");
 }
+
+/// `sweep --shards 2 --launcher 'srun -n {n} --overcommit'` against a
+/// built-in model: the row is the two srun tasks' results merged, as with
+/// local shards (tests/lab/shards.rs).
+#[test]
+fn sweep_over_srun_shards_writes_their_merged_row() {
+    require_slurm();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let launcher = "srun -n {n} --overcommit --time=2 --quiet";
+    let o = Command::new(loadlab_bin())
+        .args([
+            "sweep",
+            "-q",
+            "-T",
+            "model:event-loop",
+            "--concurrency",
+            "4",
+        ])
+        .args(["--requests", "1001", "--repeat", "1", "--threads", "1"])
+        .args(["--shards", "2", "--launcher", launcher, "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::shards::check_sharded_row(&out, 2, 1001, Some(launcher));
+}

@@ -13,6 +13,7 @@ use super::records::Records;
 use super::result::{BenchResult, RunInfo};
 use super::series::SeriesJson;
 use super::shard::ShardInfo;
+use super::ClientTime;
 use super::stats::{
     decode_histogram, encode_histogram, Failures, Latencies, PerDistribution, Stats, StatusCodes,
     Summary,
@@ -130,6 +131,9 @@ pub struct BenchJson {
     /// `--shard`: which part of which load this run was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardInfo>,
+    /// Whether the load generator itself set the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientTime>,
     /// Whether every figure above (rates, latencies, status codes,
     /// buckets, series) can be taken as it stands, and if not why. Derived
     /// from the counters, so ignored when a file is read back.
@@ -196,6 +200,7 @@ impl BenchJson {
             series: SeriesJson::of(&s.series),
             window: r.window,
             shard: r.shard.clone(),
+            client: r.client,
             verdict: Verdict::of(r),
         }
     }
@@ -269,6 +274,7 @@ impl BenchJson {
             records: Records::default(),
             window: self.window,
             shard: self.shard,
+            client: self.client,
         })
     }
 }

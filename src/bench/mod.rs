@@ -5,6 +5,7 @@
 pub mod buckets;
 pub mod clock;
 mod codes;
+pub mod combine;
 pub mod config;
 pub mod engine;
 pub mod json;
@@ -118,6 +119,29 @@ pub fn run(
 pub struct ThreadTime {
     pub cpu: Duration,
     pub waited: Duration,
+}
+
+/// What the load threads used over a run, in the JSON so that a sweep
+/// over shards tells a client-bound shard as it does its own run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClientTime {
+    /// CPU time of all load threads together.
+    pub cpu_s: f64,
+    /// The busiest load thread's time on a CPU or ready and waiting for
+    /// one (see `lab::measure` for why waiting counts as busy).
+    pub busiest_thread_busy_s: f64,
+}
+
+impl ClientTime {
+    pub fn of(threads: &[ThreadTime]) -> ClientTime {
+        ClientTime {
+            cpu_s: threads.iter().map(|t| t.cpu.as_secs_f64()).sum(),
+            busiest_thread_busy_s: threads
+                .iter()
+                .map(|t| (t.cpu + t.waited).as_secs_f64())
+                .fold(0.0, f64::max),
+        }
+    }
 }
 
 /// `run`, and how each load thread spent its time (whether the client,
@@ -248,7 +272,7 @@ pub fn run_measured(
         Some(d) if stats.hit_deadline => d,
         _ => ended.saturating_duration_since(measure_start),
     };
-    let thread_cpu = progress
+    let thread_cpu: Vec<ThreadTime> = progress
         .iter()
         .map(|p| ThreadTime {
             cpu: Duration::from_nanos(p.cpu_ns.load(Ordering::Relaxed)),
@@ -272,5 +296,6 @@ pub fn run_measured(
     result.records = records;
     result.window = Some(window);
     result.shard = whole.shard.map(|s| load_id::shard_info(whole, s));
+    result.client = Some(ClientTime::of(&thread_cpu));
     Ok((result, thread_cpu))
 }

@@ -12,6 +12,7 @@ use super::records::Records;
 use super::series::Series;
 use super::shard::ShardInfo;
 use super::stats::Stats;
+use super::ClientTime;
 
 /// Open loop: an achieved rate below this share of `--rate` is warned
 /// about, because the latencies then describe a lighter load than asked.
@@ -50,6 +51,9 @@ pub struct BenchResult {
     pub window: Option<Window>,
     /// The shard of a larger load this run was (`--shard`).
     pub shard: Option<ShardInfo>,
+    /// How the load threads spent the run (None in a merge and in files
+    /// from before it was recorded).
+    pub client: Option<ClientTime>,
 }
 
 impl BenchResult {
@@ -76,6 +80,7 @@ impl BenchResult {
             records: Records::default(),
             window: None,
             shard: None,
+            client: None,
         }
     }
 
@@ -188,6 +193,9 @@ impl BenchResult {
         out.stats.series =
             Series::merge_aligned(results.iter().map(|r| &r.stats.series)).unwrap_or_default();
         out.shard = None;
+        // One process's threads, not the merge's: the lab judges each
+        // shard's from its own file.
+        (out.shard, out.client) = (None, None);
         out.window = None;
         let windows: Option<Vec<Window>> = results.iter().map(|r| r.window).collect();
         if let Some(w) = windows {

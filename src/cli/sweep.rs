@@ -14,6 +14,7 @@ use super::values::{parse_duration, UsageError};
 use crate::lab::execute::{self, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
+use crate::lab::shards::{self, ShardPlan};
 use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
 use crate::proc::go::{self, find_go};
@@ -101,6 +102,18 @@ pub struct SweepArgs {
     /// Load-generator threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Apply each cell's load as N shards, merged exactly before its row
+    /// is written (default: N local `loadlab bench` processes; see
+    /// --launcher and docs/DISTRIBUTED.md).
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// Start each cell's shards with this command instead: {n} becomes
+    /// the shard count, {cmd} the bench command (appended when absent);
+    /// each task finds its shard in SLURM_PROCID/SLURM_NTASKS (or
+    /// JOB_COMPLETION_INDEX/LOADLAB_SHARDS), e.g. 'srun -n {n}
+    /// --ntasks-per-node=1'.
+    #[arg(long, value_name = "COMMAND", requires = "shards")]
+    pub launcher: Option<String>,
     /// Results directory (default: loadlab-results/<timestamp>/). Runs
     /// already in its raw.csv are not made again: a rerun resumes.
     #[arg(long)]
@@ -268,6 +281,16 @@ impl SweepArgs {
         }
         plan.threads = self.threads;
         let out = self.out.clone().unwrap_or_else(execute::default_out_dir);
+        if let Some(count) = self.shards {
+            let sp = ShardPlan {
+                count,
+                launcher: self.launcher.clone(),
+                files_in: out.clone(),
+            };
+            let least = plan.concurrency.iter().copied().min().unwrap_or(0);
+            shards::check(&sp, least).map_err(usage)?;
+            plan.shards = Some(sp);
+        }
         Ok((plan, out, self.quiet))
     }
 }
@@ -323,6 +346,8 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     let info = SweepInfo {
         command: command_line(std::env::args()),
         baseline,
+        shards: plan.shards.as_ref().map(|s| s.count),
+        launcher: plan.shards.as_ref().and_then(|s| s.launcher.clone()),
         ..SweepInfo::default()
     };
     let outcome = execute(&plan, &out, info, quiet)?;

@@ -140,7 +140,7 @@ pub fn run(
                 let row = if stop() {
                     None
                 } else {
-                    Some(measure(plan, running, run, place, stop))
+                    Some(measure(plan, running, run, place, journal.next_id, stop)?)
                 };
                 // Ctrl-C cut this run short (or came before it): its
                 // numbers describe part of a run, so it is not recorded

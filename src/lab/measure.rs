@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use super::record::{self, ClientUse};
+use super::shards::{self, ShardLoad, ShardPlan};
 use super::target::Running;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
-use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::bench::{self, BenchConfig, BenchResult, ClientTime, RequestSpec};
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
@@ -97,21 +98,23 @@ impl Placement {
     }
 }
 
-/// One bench run against `running`, measured.
+/// One bench run against `running`, measured; `run_id` is the number its
+/// row will get. Err: the sweep cannot go on (its shards failed).
 pub fn measure(
     plan: &SweepPlan,
     running: &Running,
     run: &PlannedRun,
     place: &Placement,
+    run_id: u64,
     stop: &(dyn Fn() -> bool + Sync),
-) -> RawRow {
+) -> anyhow::Result<RawRow> {
     let mut row = record::run_row(run);
     let url = format!("{}{}", running.base, run.config.path);
     let target = match HttpUrl::parse(&url) {
         Ok(t) => t,
         Err(e) => {
             row.set_failed(e.to_string());
-            return row;
+            return Ok(row);
         }
     };
     let c = run.config.concurrency as usize;
@@ -139,7 +142,7 @@ pub fn measure(
     let slow_conns = run.config.slow_conns as usize;
     if let Err(e) = bench::ensure_fd_limit(c + slow_conns) {
         row.set_failed(e.to_string());
-        return row;
+        return Ok(row);
     }
     // Held before the monitors start, so the connections' set-up is not
     // in the run's figures, and all established before the first request.
@@ -154,7 +157,7 @@ pub fn measure(
             Ok(s) => Some(s),
             Err(e) => {
                 row.set_failed(format!("cannot start the slow connections: {e}"));
-                return row;
+                return Ok(row);
             }
         },
         None => None,
@@ -170,14 +173,18 @@ pub fn measure(
     let cpu0 = self_cpu();
     let t0 = Instant::now();
     let result = {
-        // Load threads inherit this thread's mask; a mask that cannot be
-        // set leaves them where they may run, which shared_cpu_busy_pct
-        // then shows.
+        // Load threads (and shard processes) inherit this thread's mask; a
+        // mask that cannot be set leaves them where they may run, which
+        // shared_cpu_busy_pct then shows.
         let _pinned = place
             .client
             .as_deref()
             .and_then(|cpus| affinity::pin_current_thread(cpus).ok());
-        bench::run_measured(&cfg, Some(stop), bench::ProgressMode::NONE)
+        match &plan.shards {
+            None => bench::run_measured(&cfg, Some(stop), bench::ProgressMode::NONE)
+                .map(|(r, threads)| Some((ClientTime::of(&threads), r, Vec::new()))),
+            Some(sp) => Ok(run_shards(sp, run_id, &cfg, &url, plan.threads, stop)?),
+        }
     };
     let wall = t0.elapsed().as_secs_f64().max(1e-6);
     let client_cpu = self_cpu() - cpu0;
@@ -189,7 +196,7 @@ pub fn measure(
         row.slow_connect_failures = s.connect_failures;
     }
     match result {
-        Ok((r, threads)) => {
+        Ok(Some((own, r, shards))) => {
             record::fill_measured(&mut row, &r);
             // Busy = on a CPU or ready and waiting for one: either way the
             // thread was not waiting for the server. CPU time alone reads
@@ -197,19 +204,65 @@ pub fn measure(
             // other work shares its CPU (measured with the host's load
             // average at 6 on 2 cores), and would hide every client-bound
             // run on a busy host.
-            let busiest = threads
-                .iter()
-                .map(|t| t.cpu + t.waited)
-                .max()
-                .unwrap_or_default();
-            let client = ClientUse {
-                cpu_pct: client_cpu.as_secs_f64() / wall * 100.0,
-                busiest_thread_pct: busiest.as_secs_f64() / wall * 100.0,
-                shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
+            let client = match shards.is_empty() {
+                true => ClientUse {
+                    cpu_pct: client_cpu.as_secs_f64() / wall * 100.0,
+                    busiest_thread_pct: own.busiest_thread_busy_s / wall * 100.0,
+                    shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
+                },
+                // Shards ran elsewhere (or in other processes): their own
+                // files say how their threads spent the run; the busiest
+                // thread of any shard sets the flag.
+                false => ClientUse {
+                    cpu_pct: shards
+                        .iter()
+                        .filter_map(|s| s.client)
+                        .map(|c| c.cpu_s)
+                        .sum::<f64>()
+                        / wall
+                        * 100.0,
+                    busiest_thread_pct: shards
+                        .iter()
+                        .filter_map(|s| Some(s.client?.busiest_thread_busy_s / s.seconds()))
+                        .fold(0.0, f64::max)
+                        * 100.0,
+                    shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
+                },
             };
             record::fill_resources(&mut row, &usage, &client);
         }
+        // Ctrl-C: the caller does not record the row.
+        Ok(None) => row.set_failed("interrupted".to_string()),
         Err(e) => row.set_failed(format!("{e:#}")),
     }
-    row
+    Ok(row)
+}
+
+/// A measured load: the load threads' time (this process's run), the
+/// result, and each shard's result (sharded runs).
+type Measured = (ClientTime, BenchResult, Vec<BenchResult>);
+
+/// The cell's load as shards (`--shards`): the merged result, and each
+/// shard's for the client's figures; None after Ctrl-C. Err stops the
+/// sweep (see `lab::shards`).
+fn run_shards(
+    sp: &ShardPlan,
+    run_id: u64,
+    cfg: &BenchConfig,
+    url: &str,
+    threads: Option<usize>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> anyhow::Result<Option<Measured>> {
+    let load = ShardLoad {
+        url: url.to_string(),
+        requests: cfg.requests,
+        duration: cfg.duration,
+        concurrency: cfg.concurrency,
+        keep_alive: cfg.request.keep_alive,
+        timeout: cfg.timeout,
+        threads,
+    };
+    let exe = std::env::current_exe()?;
+    let merged = shards::run(sp, run_id, &exe, &load, stop)?;
+    Ok(merged.map(|(r, each)| (ClientTime::default(), r, each)))
 }

@@ -10,4 +10,5 @@ pub mod measure;
 pub mod plan;
 pub mod presets;
 pub mod record;
+pub mod shards;
 pub mod target;

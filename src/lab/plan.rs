@@ -71,8 +71,12 @@ pub struct SweepPlan {
     /// and rates over a few milliseconds are noise.
     pub min_time: Duration,
     pub timeout: Duration,
-    /// Load-generator threads (None: one per core).
+    /// Load-generator threads (None: one per core); per shard with
+    /// `shards` (None: each shard's default).
     pub threads: Option<usize>,
+    /// Each cell's load as shards through a launcher (`--shards`); None:
+    /// this process applies it.
+    pub shards: Option<super::shards::ShardPlan>,
 }
 
 impl SweepPlan {

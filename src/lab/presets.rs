@@ -62,6 +62,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         min_time: MIN_TIME,
         timeout: Duration::from_secs(30),
         threads: None,
+        shards: None,
     }
 }
 

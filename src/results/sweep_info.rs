@@ -25,6 +25,12 @@ pub struct SweepInfo {
     /// The host just before the first run and just after the last.
     pub host_start: Option<HostSample>,
     pub host_end: Option<HostSample>,
+    /// `--shards`: each cell's load ran as this many shards, merged before
+    /// its row was written (None: one process).
+    pub shards: Option<u32>,
+    /// `--launcher`: the command that started the shards (None with
+    /// shards: local processes).
+    pub launcher: Option<String>,
     /// What the sweep said about how it ran: where the load generator was
     /// pinned (or why not), dimensions that did not apply to a target.
     pub notes: Vec<String>,

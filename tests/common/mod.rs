@@ -464,6 +464,7 @@ pub mod browser;
 pub mod fake;
 pub mod sansio;
 pub mod schema;
+pub mod shards;
 pub mod strace;
 pub mod tls;
 

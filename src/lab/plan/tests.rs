@@ -26,6 +26,7 @@ fn plan() -> SweepPlan {
         min_time: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
         threads: None,
+        shards: None,
     }
 }
 

@@ -9,7 +9,7 @@ use std::ops::Range;
 use super::chunked::is_tchar;
 use super::error::ProtoError;
 use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_REQUEST_LINE};
-use super::request::{BodyLength, Method, RequestHead, Version};
+use super::request::{BodyLength, HeadBuffers, Method, RequestHead, Version};
 
 /// How far the search through a head that is still arriving has got, so
 /// a head trickling in byte by byte is not searched, checked or copied
@@ -63,10 +63,12 @@ impl HeadScan {
 /// Parses the request head at the start of `data` if all of it has
 /// arrived: the head and its length, or None to wait for more bytes.
 /// `scan` carries what earlier calls on a shorter `data` found; a new head
-/// starts with `HeadScan::default()`.
+/// starts with `HeadScan::default()`. The head is built in `spare`'s
+/// buffers (taken only when the head is complete).
 pub(crate) fn parse_request(
     data: &[u8],
     scan: &mut HeadScan,
+    spare: &mut HeadBuffers,
 ) -> Result<Option<(RequestHead, usize)>, ProtoError> {
     let Some(line) = scan.request_line(data)? else {
         return Ok(None);
@@ -116,7 +118,8 @@ pub(crate) fn parse_request(
         }
         None => data,
     };
-    let Some((req_n, build)) = parse_head_with(data, |req, n| build_request(data, req, n))? else {
+    let Some((req_n, build)) = parse_head_with(data, |req, n| build_request(data, req, n, spare))?
+    else {
         return Ok(None);
     };
     Ok(Some((build?, req_n)))
@@ -219,6 +222,7 @@ fn build_request(
     data: &[u8],
     req: &httparse::Request<'_, '_>,
     n: usize,
+    spare: &mut HeadBuffers,
 ) -> Result<RequestHead, ProtoError> {
     let raw_method = req.method.unwrap_or("");
     // CONNECT is not a Method: a server that is not a proxy implements
@@ -239,13 +243,14 @@ fn build_request(
     let target = offset(data, target_str.as_bytes());
     let (path, query) = split_target(target_str, target.start)?;
 
-    let mut headers = Vec::with_capacity(req.headers.len());
+    let (mut raw, mut headers) = std::mem::take(spare); // both empty
     let mut hosts = 0;
     let mut framing = FramingFields::default();
-    let (mut close, mut ka, mut expect) = (false, false, false);
+    let (mut close, mut ka, mut expect, mut pre) = (false, false, false, false);
     for h in req.headers.iter() {
         headers.push((offset(data, h.name.as_bytes()), offset(data, h.value)));
         let name = h.name.as_bytes();
+        pre |= name.len() > 2 && name[..3].eq_ignore_ascii_case(b"if-");
         if framing.add(name, h.value)? {
             continue;
         }
@@ -271,8 +276,9 @@ fn build_request(
         Framing::Chunked => BodyLength::Chunked,
         Framing::None | Framing::Length(_) | Framing::UntilClose => BodyLength::Empty,
     };
+    raw.extend_from_slice(&data[..n]);
     Ok(RequestHead {
-        raw: data[..n].to_vec(),
+        raw,
         method,
         version,
         target,
@@ -282,6 +288,7 @@ fn build_request(
         keep_alive: !close && (version == Version::Http11 || ka),
         body,
         expect_continue: expect && version == Version::Http11,
+        has_preconditions: pre,
     })
 }
 

@@ -60,8 +60,14 @@ pub enum BodyLength {
     Chunked,
 }
 
+/// A request head's two buffers (its bytes, its field ranges), handed back
+/// by `RequestHead::into_buffers` so the next head on the connection
+/// reuses them instead of allocating.
+pub(crate) type HeadBuffers = (Vec<u8>, Vec<(Range<usize>, Range<usize>)>);
+
 /// A request head. The raw head bytes are kept in one buffer and fields are
-/// ranges into it, so parsing allocates twice per request, not per header.
+/// ranges into it: two buffers per head, not one per field, and those
+/// reused from the connection's last head (`ServerConn::recycle`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestHead {
     /// The head's bytes; the ranges below index into them. Built by
@@ -78,6 +84,11 @@ pub struct RequestHead {
     pub body: BodyLength,
     /// The client sent `Expect: 100-continue` and waits before sending the body.
     pub expect_continue: bool,
+    /// Some field's name starts with `If-` (a precondition, RFC 9110 13.1).
+    /// Recorded in the one pass over the fields so that the static-file
+    /// route, on a request with none, skips four lookups by name (each a
+    /// scan of every field: ~370 of ~8,000 instructions per request).
+    pub(super) has_preconditions: bool,
 }
 
 impl RequestHead {
@@ -130,6 +141,19 @@ impl RequestHead {
         self.headers
             .iter()
             .map(move |(n, v)| (self.text(n), &self.raw[v.clone()]))
+    }
+
+    /// Its buffers, emptied, for the next head to reuse.
+    pub(crate) fn into_buffers(mut self) -> HeadBuffers {
+        self.raw.clear();
+        self.headers.clear();
+        (self.raw, self.headers)
+    }
+
+    /// Whether any field may be a precondition (its name starts with
+    /// `If-`): when false, every `If-*` lookup would find nothing.
+    pub fn has_preconditions(&self) -> bool {
+        self.has_preconditions
     }
 
     pub fn is_head(&self) -> bool {

@@ -157,6 +157,9 @@ impl Session {
                     };
                     if !has_body {
                         self.answer(reply);
+                        // The usual case: the next head reuses this one's
+                        // buffers (the rarer paths just drop them).
+                        self.conn.recycle(head);
                         continue;
                     }
                     // A body the route does not use is thrown away, and

@@ -81,6 +81,15 @@ pub fn static_files_from_a_root(model: &str) {
     )
     .unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().status, 412);
+    // Regression (preconditions_found_in_any_case_and_position): the
+    // conditions are looked up only when the parse saw an `If-` field
+    // name, so that test must ignore case and not stop at the first field.
+    s.write_all(
+        format!("GET /big.bin HTTP/1.1\r\nHost: t\r\nAccept: */*\r\niF-nOnE-mAtCh: {etag}\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(read_response(&mut s, false).unwrap().status, 304);
     s.write_all(&get("/sub/b.txt")).unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!((r.status, r.body), (200, b"nested file".to_vec()));

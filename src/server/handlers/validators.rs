@@ -90,7 +90,12 @@ pub struct Conditions {
 
 impl Conditions {
     pub fn of(head: &RequestHead) -> Self {
-        let field = |name| head.header_str(name).map(str::to_string);
+        // Most requests carry no `If-` field: then none is looked up.
+        let pre = head.has_preconditions();
+        let field = |name| {
+            pre.then(|| head.header_str(name).map(str::to_string))
+                .flatten()
+        };
         Conditions {
             safe: matches!(head.method, Method::Get | Method::Head),
             if_match: field("if-match"),

@@ -44,7 +44,7 @@ mod tests {
     fn head(fields: &str) -> RequestHead {
         let raw = format!("PUT /files/a HTTP/1.1\r\nHost: t\r\n{fields}\r\n");
         let mut scan = crate::http::head::HeadScan::default();
-        crate::http::head::parse_request(raw.as_bytes(), &mut scan)
+        crate::http::head::parse_request(raw.as_bytes(), &mut scan, &mut Default::default())
             .expect("a valid head")
             .expect("a whole head")
             .0

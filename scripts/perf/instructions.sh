@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# User-space instructions per keep-alive request, per server, under callgrind.
+#
+# Usage: scripts/perf/instructions.sh [REQUESTS] [SERVER...]
+#   REQUESTS  keep-alive requests measured per server (default 20000)
+#   SERVER    floor, floor-uring, or a loadlab model (event-loop, reactors,
+#             io-uring, ...); default: floor floor-uring io-uring event-loop reactors
+#
+# Why instructions: CPU time per request drifts with what else the host runs;
+# callgrind's instruction count does not, so a change to the request path can
+# be judged on a shared host. Only user space is counted (the kernel's share,
+# most of a request on loopback, is invisible here).
+#
+# Each server runs under callgrind with --workers 1 on 127.0.0.1; 2,000
+# warm-up requests (connections opened, buffers grown), then the counters
+# are zeroed, REQUESTS requests to /500B.html are sent with `loadlab bench -k
+# -c 50` (its default header fields), and the counters dumped. Prints one line per server:
+# name, instructions, requests, instructions per request.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+N=${1:-20000}
+shift || true
+SERVERS=("$@")
+[ ${#SERVERS[@]} -gt 0 ] || SERVERS=(floor floor-uring io-uring event-loop reactors)
+case "$N" in '' | *[!0-9]*) echo "REQUESTS must be a number (got '$N')" >&2; exit 2 ;; esac
+for tool in valgrind callgrind_control; do
+  command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 2; }
+done
+
+BIN=target/release
+cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
+
+work=$(mktemp -d)
+SPID=
+cleanup() {
+  if [ -n "$SPID" ]; then kill -9 "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# Under callgrind a server takes seconds to start: wait up to 60 s.
+wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+bench() { "$BIN/loadlab" bench -q -S -k -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
+
+# callgrind_control's command is only read when the server runs: one that
+# waits in epoll_wait or io_uring_enter is woken by a single request (a
+# few thousand instructions against the millions measured).
+control() {
+  callgrind_control "$1" "$SPID" >/dev/null 2>&1 &
+  local c=$! i
+  for i in $(seq 50); do
+    sleep 0.2
+    kill -0 "$c" 2>/dev/null || break
+    bench 1 1
+  done
+  wait "$c" || { echo "$s: callgrind_control $1 failed" >&2; exit 1; }
+}
+
+printf '%-12s %14s %9s %10s\n' server instructions requests "instr/req"
+for s in "${SERVERS[@]}"; do
+  PORT=$(free_port)
+  case "$s" in
+    floor) cmd=("$BIN/examples/floor_server" "$PORT") ;;
+    floor-uring) cmd=("$BIN/examples/floor_uring" "$PORT") ;;
+    *) cmd=("$BIN/loadlab" serve --model "$s" --workers 1 --addr "127.0.0.1:$PORT") ;;
+  esac
+  out="$work/$s.out"
+  valgrind --tool=callgrind --callgrind-out-file="$out.%p" "${cmd[@]}" >/dev/null 2>"$work/$s.log" &
+  SPID=$!
+  wait_port "$PORT" || { echo "$s did not start; see its log:" >&2; cat "$work/$s.log" >&2; exit 1; }
+  bench 2000
+  control -z
+  bench "$N"
+  control -d
+  # SIGKILL: the counts are dumped already, and a server waiting in
+  # io_uring_enter under valgrind does not act on SIGTERM.
+  kill -9 "$SPID"; wait "$SPID" 2>/dev/null || true; SPID=
+  # The dump taken after the zeroing holds only the measured requests: it is
+  # the one with the ".1" part number (threads each get their own "-NN").
+  total=$(cat "$out".*.1* 2>/dev/null | awk '/^totals:/ {s += $2} END {print s + 0}')
+  [ "$total" -gt 0 ] || { echo "$s: no callgrind dump found" >&2; ls "$work" >&2; exit 1; }
+  printf '%-12s %14d %9d %10.0f\n' "$s" "$total" "$N" "$(echo "$total / $N" | bc -l)"
+  # KEEP=DIR keeps each server's dump there, for callgrind_annotate.
+  if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cat "$out".*.1* >"$KEEP/$s.callgrind"; fi
+  rm -f "$out".*
+done

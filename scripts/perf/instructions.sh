@@ -3,8 +3,8 @@
 #
 # Usage: scripts/perf/instructions.sh [REQUESTS] [SERVER...]
 #   REQUESTS  keep-alive requests measured per server (default 20000)
-#   SERVER    floor, floor-uring, or a loadlab model (event-loop, reactors,
-#             io-uring, ...); default: floor floor-uring io-uring event-loop reactors
+#   SERVER    floor, floor-uring, or any loadlab model; default: the two
+#             floors and the three models issues 20 and 23 judge against them
 #
 # Why instructions: CPU time per request drifts with what else the host runs;
 # callgrind's instruction count does not, so a change to the request path can
@@ -22,6 +22,7 @@ cd "$(dirname "$0")/../.."
 N=${1:-20000}
 shift || true
 SERVERS=("$@")
+# model subset: the models issues 20 and 23 hold to the floors' cost.
 [ ${#SERVERS[@]} -gt 0 ] || SERVERS=(floor floor-uring io-uring event-loop reactors)
 case "$N" in '' | *[!0-9]*) echo "REQUESTS must be a number (got '$N')" >&2; exit 2 ;; esac
 for tool in valgrind callgrind_control; do

@@ -13,12 +13,12 @@ use super::records::Records;
 use super::result::{BenchResult, RunInfo};
 use super::series::SeriesJson;
 use super::shard::ShardInfo;
-use super::ClientTime;
 use super::stats::{
     decode_histogram, encode_histogram, Failures, Latencies, PerDistribution, Stats, StatusCodes,
     Summary,
 };
 use super::verdict::Verdict;
+use super::ClientTime;
 
 /// Identifies the JSON layout; bump on any incompatible change. v2 added
 /// `status_codes`, `histograms.buckets`, the per-second `series` (and its

@@ -272,9 +272,17 @@ impl BenchConfig {
             Some(_) => self.requests.map(|n| s.slot_share(n)),
             None => self.requests.map(|n| s.share(n)),
         };
+        let mut concurrency = s.share(self.concurrency as u64) as usize;
+        // Never more connections than requests: an uneven split (-n 8 -c 7
+        // over 5 gives shard 2 one request and two connections) would
+        // otherwise refuse a load one process runs, and the extra
+        // connection would have nothing to send.
+        if let (Some(n), None) = (requests, self.duration) {
+            concurrency = concurrency.min(usize::try_from(n).unwrap_or(usize::MAX));
+        }
         BenchConfig {
             requests,
-            concurrency: s.share(self.concurrency as u64) as usize,
+            concurrency,
             rate: self.rate.map(|r| r / f64::from(s.count)),
             ..self.clone()
         }
@@ -534,5 +542,22 @@ mod tests {
         }
         assert_eq!(shares(10, 4, Some(100.0)), [3, 3, 2, 2]);
         assert_eq!(shares(10, 4, None), [2, 3, 2, 3]);
+    }
+
+    #[test]
+    fn regression_an_uneven_split_left_a_shard_more_connections_than_requests() {
+        // Both loads run in one process; split, one shard of each got one
+        // request more connections than requests and refused to run.
+        for (n, c, rate, count) in [(8u64, 7usize, None, 5u32), (5, 5, Some(100.0), 4)] {
+            for index in 0..count {
+                let mut cfg = BenchConfig::new(target(), get());
+                (cfg.requests, cfg.concurrency, cfg.rate) = (Some(n), c, rate);
+                cfg.shard = Some(Shard { index, count });
+                assert_eq!(cfg.validate(), Ok(()), "-n {n} -c {c} shard {index}/{count}");
+                let part = cfg.part();
+                let requests = part.requests.unwrap();
+                assert!(part.concurrency >= 1 && part.concurrency as u64 <= requests);
+            }
+        }
     }
 }

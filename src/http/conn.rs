@@ -407,8 +407,11 @@ impl ServerConn {
 
     /// Takes back a head the caller is done with, so that the next one
     /// reuses its buffers.
+    /// Only a keep-alive head's: a connection that closes after its answer
+    /// would hold them for nothing, which at E3's 10,000 connections was
+    /// 2.7 MiB of peak RSS.
     pub fn recycle(&mut self, head: RequestHead) {
-        if head.wire_len() <= MAX_SPARE_HEAD as u64 {
+        if head.keep_alive && head.wire_len() <= MAX_SPARE_HEAD as u64 {
             self.spare = head.into_buffers();
         }
     }
@@ -577,5 +580,19 @@ mod tests {
             (second.raw.as_ptr(), second.headers.as_ptr()),
             (raw, fields)
         );
+    }
+
+    /// Regression (E3's peak RSS grew 10.0 -> 12.7 MiB at c = 10,000): a
+    /// head that closes its connection kept its buffers until the close.
+    #[test]
+    fn a_closing_head_leaves_no_spare_buffers() {
+        let mut c = ServerConn::new(Limits::default());
+        c.feed(b"GET /a HTTP/1.0\r\nHost: t\r\n\r\n");
+        let Event::Head(head) = c.next_event() else {
+            panic!("no head")
+        };
+        assert!(!head.keep_alive);
+        c.recycle(head);
+        assert_eq!((c.spare.0.capacity(), c.spare.1.capacity()), (0, 0));
     }
 }

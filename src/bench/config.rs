@@ -553,7 +553,11 @@ mod tests {
                 let mut cfg = BenchConfig::new(target(), get());
                 (cfg.requests, cfg.concurrency, cfg.rate) = (Some(n), c, rate);
                 cfg.shard = Some(Shard { index, count });
-                assert_eq!(cfg.validate(), Ok(()), "-n {n} -c {c} shard {index}/{count}");
+                assert_eq!(
+                    cfg.validate(),
+                    Ok(()),
+                    "-n {n} -c {c} shard {index}/{count}"
+                );
                 let part = cfg.part();
                 let requests = part.requests.unwrap();
                 assert!(part.concurrency >= 1 && part.concurrency as u64 <= requests);

@@ -103,16 +103,6 @@ fn plans(whole: &BenchConfig) -> Vec<ThreadPlan> {
     out
 }
 
-/// Runs the benchmark. `stop` is polled and ends it early (Ctrl-C);
-/// `progress` says what to show on stderr meanwhile.
-pub fn run(
-    cfg: &BenchConfig,
-    stop: Option<&(dyn Fn() -> bool + Sync)>,
-    progress: ProgressMode,
-) -> anyhow::Result<BenchResult> {
-    run_measured(cfg, stop, progress).map(|(r, _)| r)
-}
-
 /// How a load thread spent its life: on a CPU, and ready to run but
 /// waiting for one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -121,8 +111,9 @@ pub struct ThreadTime {
     pub waited: Duration,
 }
 
-/// What the load threads used over a run, in the JSON so that a sweep
-/// over shards tells a client-bound shard as it does its own run.
+/// What the load threads used over a run, in the JSON so that the run's
+/// verdict, a merge's and a sweep's row can say when the client, not the
+/// server, set the rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientTime {
     /// CPU time of all load threads together.
@@ -130,27 +121,72 @@ pub struct ClientTime {
     /// The busiest load thread's time on a CPU or ready and waiting for
     /// one (see `lab::measure` for why waiting counts as busy).
     pub busiest_thread_busy_s: f64,
+    /// How long the load threads worked: the warm-up and the measured run
+    /// (the busy time covers both). 0 in files from before it was
+    /// recorded, which are then judged against the measured run alone.
+    #[serde(default)]
+    pub span_s: f64,
 }
 
 impl ClientTime {
-    pub fn of(threads: &[ThreadTime]) -> ClientTime {
+    pub fn of(threads: &[ThreadTime], span: Duration) -> ClientTime {
         ClientTime {
             cpu_s: threads.iter().map(|t| t.cpu.as_secs_f64()).sum(),
             busiest_thread_busy_s: threads
                 .iter()
                 .map(|t| (t.cpu + t.waited).as_secs_f64())
                 .fold(0.0, f64::max),
+            span_s: span.as_secs_f64(),
         }
+    }
+
+    /// The busiest load thread's busy time, % of the time it worked
+    /// (`measured_s`, the run's elapsed time, where the span is unknown).
+    pub fn busiest_pct(&self, measured_s: f64) -> f64 {
+        let c = self.spanned(measured_s);
+        c.busiest_thread_busy_s / c.span_s.max(1e-9) * 100.0
+    }
+
+    /// This, with the run's elapsed time standing for a span not recorded.
+    fn spanned(self, measured_s: f64) -> ClientTime {
+        match self.span_s > 0.0 {
+            true => self,
+            false => ClientTime {
+                span_s: measured_s,
+                ..self
+            },
+        }
+    }
+
+    /// Several clients that ran at once (shards), each with its run's
+    /// elapsed time: their CPU adds up, and the busiest thread of any of
+    /// them stands for all, since one saturated shard is enough to hold
+    /// the merged rate down.
+    pub fn combine(each: impl IntoIterator<Item = (ClientTime, f64)>) -> Option<ClientTime> {
+        each.into_iter()
+            .map(|(c, measured_s)| c.spanned(measured_s))
+            .reduce(|a, b| {
+                let busiest = match b.busiest_pct(0.0) > a.busiest_pct(0.0) {
+                    true => b,
+                    false => a,
+                };
+                ClientTime {
+                    cpu_s: a.cpu_s + b.cpu_s,
+                    ..busiest
+                }
+            })
     }
 }
 
-/// `run`, and how each load thread spent its time (whether the client,
-/// rather than the server, set the rate).
-pub fn run_measured(
+/// Runs the benchmark. `stop` is polled and ends it early (Ctrl-C);
+/// `mode` says what to show on stderr meanwhile. The result records how
+/// the load threads spent their time (`client`): whether the client,
+/// rather than the server, set the rate.
+pub fn run(
     cfg: &BenchConfig,
     stop: Option<&(dyn Fn() -> bool + Sync)>,
     mode: ProgressMode,
-) -> anyhow::Result<(BenchResult, Vec<ThreadTime>)> {
+) -> anyhow::Result<BenchResult> {
     cfg.validate()?;
     let whole = cfg;
     let cfg = &whole.part();
@@ -296,6 +332,6 @@ pub fn run_measured(
     result.records = records;
     result.window = Some(window);
     result.shard = whole.shard.map(|s| load_id::shard_info(whole, s));
-    result.client = Some(ClientTime::of(&thread_cpu));
-    Ok((result, thread_cpu))
+    result.client = Some(ClientTime::of(&thread_cpu, warmup + elapsed));
+    Ok(result)
 }

@@ -51,8 +51,8 @@ pub struct BenchResult {
     pub window: Option<Window>,
     /// The shard of a larger load this run was (`--shard`).
     pub shard: Option<ShardInfo>,
-    /// How the load threads spent the run (None in a merge and in files
-    /// from before it was recorded).
+    /// How the load threads spent the run (None in files from before it
+    /// was recorded, and in a merge of any such file).
     pub client: Option<ClientTime>,
 }
 
@@ -193,9 +193,13 @@ impl BenchResult {
         out.stats.series =
             Series::merge_aligned(results.iter().map(|r| &r.stats.series)).unwrap_or_default();
         out.shard = None;
-        // One process's threads, not the merge's: the lab judges each
-        // shard's from its own file.
-        (out.shard, out.client) = (None, None);
+        // The busiest shard's load thread speaks for the merge (a merge of
+        // files from before it was recorded has none to judge by).
+        out.client = results
+            .iter()
+            .map(|r| Some((r.client?, r.seconds())))
+            .collect::<Option<Vec<_>>>()
+            .and_then(ClientTime::combine);
         out.window = None;
         let windows: Option<Vec<Window>> = results.iter().map(|r| r.window).collect();
         if let Some(w) = windows {

@@ -13,6 +13,11 @@ use super::result::BenchResult;
 /// and its per-second series has not one whole second.
 pub const MIN_TRUSTED_S: f64 = 1.0;
 
+/// A load thread busy this much of the time it worked (%, on a CPU or
+/// waiting for one) was what held the rate: the run is client-bound. The
+/// lab flags its rows by this figure too (`lab::record`).
+pub const CLIENT_BOUND_PCT: f64 = 90.0;
+
 /// One reason a run's figures are not what they seem. The first two are
 /// the words and rule of a sweep's row status (`report::summary::Status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,6 +35,10 @@ pub enum Flag {
     /// Shorter than [`MIN_TRUSTED_S`].
     #[serde(rename = "too-short")]
     TooShort,
+    /// A load thread was busy [`CLIENT_BOUND_PCT`] of the time: the rate
+    /// may be the client's limit, not the server's.
+    #[serde(rename = "client-bound")]
+    ClientBound,
 }
 
 impl Flag {
@@ -39,6 +48,7 @@ impl Flag {
             Flag::Non2xx => "non-2xx",
             Flag::RateShort => "rate-short",
             Flag::TooShort => "too-short",
+            Flag::ClientBound => "client-bound",
         }
     }
 }
@@ -83,6 +93,17 @@ impl Verdict {
                     r.elapsed.as_secs_f64()
                 ),
             );
+        }
+        if let Some(c) = r.client {
+            let busy = c.busiest_pct(r.elapsed.as_secs_f64());
+            if busy >= CLIENT_BOUND_PCT {
+                v.add(
+                    Flag::ClientBound,
+                    format!(
+                        "the busiest load thread was busy {busy:.0} % of the run (on a CPU or waiting for one): the rate may be the client's limit, not the server's (add --threads, or give the client CPUs the server does not use)"
+                    ),
+                );
+            }
         }
         v
     }
@@ -143,6 +164,17 @@ mod tests {
         BenchResult::new(&cfg, stats, Duration::from_secs_f64(secs))
     }
 
+    impl BenchResult {
+        fn with_client(mut self, busiest_thread_busy_s: f64, span_s: f64) -> Self {
+            self.client = Some(crate::bench::ClientTime {
+                cpu_s: busiest_thread_busy_s,
+                busiest_thread_busy_s,
+                span_s,
+            });
+            self
+        }
+    }
+
     #[test]
     fn a_long_clean_run_is_ok() {
         let v = Verdict::of(&run(2.0, |_| {}));
@@ -164,6 +196,25 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("lasted 0.200 s, under 1 s"), "{line}");
+    }
+
+    #[test]
+    fn a_busy_load_thread_is_client_bound() {
+        let busy =
+            |busy_s: f64, span_s: f64| Verdict::of(&run(2.0, |_| {}).with_client(busy_s, span_s));
+        // 1.9 s busy of a 2 s run: flagged, with the figure.
+        let v = busy(1.9, 2.0);
+        assert_eq!(v.flags, [Flag::ClientBound]);
+        assert!(
+            v.reasons[0].starts_with("the busiest load thread was busy 95 %"),
+            "{}",
+            v.reasons[0]
+        );
+        // Busy through a warm-up too: judged over warm-up and run (2.5 s).
+        assert!(busy(2.0, 2.5).is_ok());
+        // No span recorded (an older file): judged over the run.
+        assert_eq!(busy(1.8, 0.0).flags, [Flag::ClientBound]);
+        assert!(busy(1.7, 0.0).is_ok());
     }
 
     #[test]

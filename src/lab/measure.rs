@@ -11,7 +11,7 @@ use super::record::{self, ClientUse};
 use super::shards::{self, ShardLoad, ShardPlan};
 use super::target::Running;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
-use crate::bench::{self, BenchConfig, BenchResult, ClientTime, RequestSpec};
+use crate::bench::{self, BenchConfig, BenchResult, RequestSpec};
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
@@ -181,8 +181,7 @@ pub fn measure(
             .as_deref()
             .and_then(|cpus| affinity::pin_current_thread(cpus).ok());
         match &plan.shards {
-            None => bench::run_measured(&cfg, Some(stop), bench::ProgressMode::NONE)
-                .map(|(r, threads)| Some((ClientTime::of(&threads), r, Vec::new()))),
+            None => bench::run(&cfg, Some(stop), bench::ProgressMode::NONE).map(Some),
             Some(sp) => Ok(run_shards(sp, run_id, &cfg, &url, plan.threads, stop)?),
         }
     };
@@ -196,38 +195,25 @@ pub fn measure(
         row.slow_connect_failures = s.connect_failures;
     }
     match result {
-        Ok(Some((own, r, shards))) => {
+        Ok(Some(r)) => {
             record::fill_measured(&mut row, &r);
             // Busy = on a CPU or ready and waiting for one: either way the
             // thread was not waiting for the server. CPU time alone reads
             // 40 % for a thread that never once waited for an answer when
             // other work shares its CPU (measured with the host's load
             // average at 6 on 2 cores), and would hide every client-bound
-            // run on a busy host.
-            let client = match shards.is_empty() {
-                true => ClientUse {
-                    cpu_pct: client_cpu.as_secs_f64() / wall * 100.0,
-                    busiest_thread_pct: own.busiest_thread_busy_s / wall * 100.0,
-                    shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
-                },
-                // Shards ran elsewhere (or in other processes): their own
-                // files say how their threads spent the run; the busiest
-                // thread of any shard sets the flag.
-                false => ClientUse {
-                    cpu_pct: shards
-                        .iter()
-                        .filter_map(|s| s.client)
-                        .map(|c| c.cpu_s)
-                        .sum::<f64>()
-                        / wall
-                        * 100.0,
-                    busiest_thread_pct: shards
-                        .iter()
-                        .filter_map(|s| Some(s.client?.busiest_thread_busy_s / s.seconds()))
-                        .fold(0.0, f64::max)
-                        * 100.0,
-                    shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
-                },
+            // run on a busy host. Shards ran in other processes (or
+            // elsewhere): their CPU is what their files say, and the
+            // busiest thread of any shard sets the flag (bench's merge).
+            let own = r.client.unwrap_or_default();
+            let client = ClientUse {
+                cpu_pct: match plan.shards {
+                    None => client_cpu.as_secs_f64(),
+                    Some(_) => own.cpu_s,
+                } / wall
+                    * 100.0,
+                busiest_thread_pct: own.busiest_pct(r.seconds()),
+                shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
             };
             record::fill_resources(&mut row, &usage, &client);
         }
@@ -238,12 +224,8 @@ pub fn measure(
     Ok(row)
 }
 
-/// A measured load: the load threads' time (this process's run), the
-/// result, and each shard's result (sharded runs).
-type Measured = (ClientTime, BenchResult, Vec<BenchResult>);
-
-/// The cell's load as shards (`--shards`): the merged result, and each
-/// shard's for the client's figures; None after Ctrl-C. Err stops the
+/// The cell's load as shards (`--shards`): the merged result; None after
+/// Ctrl-C. Err stops the
 /// sweep (see `lab::shards`).
 fn run_shards(
     sp: &ShardPlan,
@@ -252,7 +234,7 @@ fn run_shards(
     url: &str,
     threads: Option<usize>,
     stop: &(dyn Fn() -> bool + Sync),
-) -> anyhow::Result<Option<Measured>> {
+) -> anyhow::Result<Option<BenchResult>> {
     let load = ShardLoad {
         url: url.to_string(),
         requests: cfg.requests,
@@ -263,6 +245,5 @@ fn run_shards(
         threads,
     };
     let exe = std::env::current_exe()?;
-    let merged = shards::run(sp, run_id, &exe, &load, stop)?;
-    Ok(merged.map(|(r, each)| (ClientTime::default(), r, each)))
+    shards::run(sp, run_id, &exe, &load, stop)
 }

@@ -12,9 +12,9 @@ use crate::proc::monitor::Usage;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
 
-/// A load thread busy this much of a run (% of its wall time) set the rate
-/// itself: the run is `client_bound`.
-pub const CLIENT_BOUND_PCT: f64 = 90.0;
+/// A load thread busy this much of a run (%) set the rate itself: the run
+/// is `client_bound`, by the threshold of bench's own verdict.
+pub use crate::bench::verdict::CLIENT_BOUND_PCT;
 /// The CPUs client and server share, this busy all together, measured the
 /// pair rather than the server: the run is `cpu_saturated`.
 pub const SATURATED_PCT: f64 = 90.0;

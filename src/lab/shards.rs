@@ -135,7 +135,7 @@ fn shard_file(dir: &Path, index: &str) -> PathBuf {
 }
 
 /// Runs `load` as `plan.count` shards (run `run_id` of the sweep) and
-/// merges them: the merged result and each shard's own (for the client's
+/// merges them (the merged result carries the busiest shard's client
 /// figures). Err: the sweep cannot go on (a launcher or shard failed, a
 /// file is missing, the files do not merge), in one line. `Ok(None)`:
 /// `stop` came first.
@@ -145,7 +145,7 @@ pub fn run(
     exe: &Path,
     load: &ShardLoad,
     stop: &(dyn Fn() -> bool + Sync),
-) -> anyhow::Result<Option<(BenchResult, Vec<BenchResult>)>> {
+) -> anyhow::Result<Option<BenchResult>> {
     let within = plan.files_in.join(run_dir(run_id));
     // A run interrupted before its row was written left files under the
     // id a resumed sweep gives the next run: they are not this run's.
@@ -216,7 +216,7 @@ pub fn run(
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let merged = combine::merge(&names, &shards, false).map_err(anyhow::Error::msg)?;
-    Ok(Some((merged.result, shards)))
+    Ok(Some(merged.result))
 }
 
 /// A shard process or the launcher, in its own process group so that

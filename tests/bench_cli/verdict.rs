@@ -30,8 +30,20 @@ fn text_report_says_a_500_run_is_non_2xx_and_a_short_run_too_short() {
         text.contains("  Verdict: too-short: the run lasted 0."),
         "{text}"
     );
-    // A clean run of more than a second is ok, and says so.
-    let (text, stderr, code) = bench_text(&["-q", "-t", "1.2", "-c", "2", "-k", &server.url("/")]);
+    // A clean run of more than a second is ok, and says so: open loop at
+    // a rate far below what either side can do, so no load thread is
+    // busy enough to be client-bound even on a loaded test machine.
+    let (text, stderr, code) = bench_text(&[
+        "-q",
+        "-t",
+        "1.2",
+        "-c",
+        "2",
+        "-k",
+        "--rate",
+        "200",
+        &server.url("/"),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(text.contains("  Verdict: ok\n"), "{text}");
     assert!(stderr.is_empty(), "{stderr}");
@@ -128,9 +140,11 @@ fn ab_layout_files_of_a_bad_run_are_named_in_one_warning() {
     assert!(read(dir.path().join("e.csv").as_path()).starts_with("Percentage served,Time in ms\n"));
     assert!(read(dir.path().join("p.csv").as_path()).starts_with("response-time,DNS+dialup,"));
 
-    // A clean run of more than a second writes them without a word.
+    // A clean run of more than a second writes them without a word (open
+    // loop well under capacity: not client-bound either).
     let url = server.url("/");
-    let args = [&["-q", "-t", "1.2", "-c", "2", "-k"][..], &files, &[&url]].concat();
+    let clean = ["-q", "-t", "1.2", "-c", "2", "-k", "--rate", "200"];
+    let args = [&clean[..], &files, &[&url]].concat();
     let (_, stderr, code) = bench_text(&args);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
@@ -180,5 +194,116 @@ fn merge_of_short_runs_says_too_short() {
     assert!(
         text.contains("  Verdict: too-short: the run lasted "),
         "{text}"
+    );
+}
+
+/// A load thread that has to share its CPU with a busy loop is busy (on
+/// the CPU or waiting for it) the whole run: the client, not the server,
+/// set the rate, and every output says so, a merge of it too. Before, a
+/// bench run said "ok" where the same run in a sweep was client-bound.
+#[test]
+fn a_load_thread_without_a_cpu_of_its_own_is_client_bound() {
+    let server = TestServer::start("event-loop", &[]);
+    let cpu = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "cut -d, -f1 /sys/fs/cgroup/cpuset.cpus.effective 2>/dev/null | cut -d- -f1",
+        ])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "0".into());
+    // Two busy loops on the load thread's CPU leave it a third of it,
+    // so answers are always waiting when it runs (with one, it still
+    // slept now and then and came out near 90 %, the threshold). Killed
+    // on drop, also when the test fails.
+    struct Kill(Vec<std::process::Child>);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let _hog = Kill(
+        (0..2)
+            .map(|_| {
+                std::process::Command::new("taskset")
+                    .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("taskset (util-linux)")
+            })
+            .collect(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    let out = std::process::Command::new("taskset")
+        .args(["-c", &cpu])
+        .arg(loadlab_bin())
+        .args(["bench", "-q", "-k", "-c", "200", "-t", "1.5", "--out"])
+        .arg(&file)
+        .args(["--format", "json", &server.url("/")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&read(&file)).unwrap();
+    let client = &v["client"];
+    let busy = client["busiest_thread_busy_s"].as_f64().unwrap();
+    let span = client["span_s"].as_f64().unwrap();
+    assert!(busy / span >= 0.9, "{client}");
+    assert_eq!(
+        v["verdict"]["flags"],
+        serde_json::json!(["client-bound"]),
+        "{}",
+        v["verdict"]
+    );
+    let reason = v["verdict"]["reasons"][0].as_str().unwrap();
+    assert!(
+        reason.starts_with("the busiest load thread was busy "),
+        "{reason}"
+    );
+    // Merged with another run (closed loop as this one; merge refuses to
+    // mix loops), the run whose busiest thread was busier speaks for the
+    // merge, and the CPU of both adds up.
+    drop(_hog);
+    let other = dir.path().join("other.json");
+    let (_, stderr, code) = bench_text(&[
+        "-q",
+        "-k",
+        "-c",
+        "2",
+        "-t",
+        "1.2",
+        "--format",
+        "json",
+        "--out",
+        other.to_str().unwrap(),
+        &server.url("/"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let o: serde_json::Value = serde_json::from_str(&read(&other)).unwrap();
+    let (m, _) = merge_files(&[file.clone(), other.clone()], &["--allow-apart"]);
+    assert_eq!(
+        m["verdict"]["flags"],
+        serde_json::json!(["client-bound"]),
+        "{m}"
+    );
+    let f = |x: &serde_json::Value, k: &str| x["client"][k].as_f64().unwrap();
+    let pct = |x: &serde_json::Value| f(x, "busiest_thread_busy_s") / f(x, "span_s");
+    let busier = if pct(&o) > pct(&v) { &o } else { &v };
+    assert_eq!(
+        m["client"]["busiest_thread_busy_s"],
+        busier["client"]["busiest_thread_busy_s"]
+    );
+    assert_eq!(m["client"]["span_s"], busier["client"]["span_s"]);
+    assert!(
+        (f(&m, "cpu_s") - f(&v, "cpu_s") - f(&o, "cpu_s")).abs() < 1e-9,
+        "{m}"
     );
 }

@@ -205,12 +205,6 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
         "python: {:?}",
         busy(&slow)
     );
-    // Server-bound indeed: its one CPU was busy.
-    assert!(
-        slow.iter().all(|r| r.server_cpu_pct > 80.0),
-        "python server CPU: {:?}",
-        slow.iter().map(|r| r.server_cpu_pct).collect::<Vec<_>>()
-    );
     let info = sweep_json(&out);
     // Other processes busy beside the run (other helpers compiling, say,
     // with a load average of 8 on 2 cores) take the load thread's CPU:
@@ -230,6 +224,13 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
                 .is_some_and(Vec::is_empty)
         });
     if quiet {
+        // Server-bound indeed: its one CPU was busy (on a busy host other
+        // processes share that CPU: in one full test run it got 67 %).
+        assert!(
+            slow.iter().all(|r| r.server_cpu_pct > 80.0),
+            "python server CPU: {:?}",
+            slow.iter().map(|r| r.server_cpu_pct).collect::<Vec<_>>()
+        );
         // Most rounds: one round may meet a burst of other work.
         assert!(
             fast.iter().filter(|r| r.client_bound).count() >= 2,

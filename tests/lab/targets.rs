@@ -160,9 +160,13 @@ fn serving_target(job: &mut Child, want: &str, out: &Path) -> (i32, String, (u64
                 (p, String::from_utf8_lossy(&c).replace('\0', " "))
             })
             .collect();
+        // Not the sweep, nor a child it forked that has not exec'd yet:
+        // both show the sweep's command line, which names its targets
+        // (`-T 'cmd:python3 -m http.server ...'`), and neither has the
+        // target's CPU mask (the child gets it just before its exec).
         found = seen
             .iter()
-            .filter(|(_, cmdline)| cmdline.contains(want))
+            .filter(|(_, cmdline)| cmdline.contains(want) && !cmdline.contains(" sweep "))
             .find_map(|&(p, _)| pinning_and_nofile(p).map(|(c, l)| (p, c, l)));
         found.is_some() || ended.is_some()
     });

@@ -307,3 +307,14 @@ fn a_load_thread_without_a_cpu_of_its_own_is_client_bound() {
         "{m}"
     );
 }
+
+/// bench's verdict, the lab's rows and the report's findings call a run
+/// client-bound at one threshold; the report keeps its own copy (it may
+/// not import bench, DESIGN.md's layers), held to bench's here.
+#[test]
+fn one_client_bound_threshold_everywhere() {
+    assert_eq!(
+        loadlab::bench::verdict::CLIENT_BOUND_PCT,
+        loadlab::report::summary::BUSY_PCT
+    );
+}

@@ -99,6 +99,9 @@ fn valid_corpus() -> Vec<Vec<u8>> {
     }
     big.extend_from_slice(b"\r\n");
     v.push(big);
+    // The largest header section allowed (64 KiB from the request line's
+    // LF to the head's end).
+    v.push(head_of_size(HEAD_MAX));
     // A body bigger than the read buffer.
     let mut body = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 70000\r\n\r\n".to_vec();
     body.extend((0..70000).map(|i| b'a' + (i % 26) as u8));
@@ -112,6 +115,18 @@ fn valid_corpus() -> Vec<Vec<u8>> {
     v.push(short.concat());
     v.push(short.iter().rev().flatten().copied().collect());
     v
+}
+
+/// The longest head whose header section fits: `GET / HTTP/1.1` ends with
+/// its LF at index 15, and the head may end 64 KiB past that.
+const HEAD_MAX: usize = 15 + 64 * 1024;
+
+/// A GET of `len` bytes, all of it head: Host and one long field.
+fn head_of_size(len: usize) -> Vec<u8> {
+    let mut head = b"GET / HTTP/1.1\r\nHost: a\r\nX: ".to_vec();
+    head.resize(len - 4, b'v');
+    head.extend_from_slice(b"\r\n\r\n");
+    head
 }
 
 /// Requests that must be refused, with the status.
@@ -167,6 +182,7 @@ fn invalid_corpus() -> Vec<(Vec<u8>, u16)> {
     v.push((huge.clone(), 431));
     huge.extend_from_slice(b"\r\n\r\n");
     v.push((huge, 431));
+    v.push((head_of_size(HEAD_MAX + 1), 431));
     let mut body = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for _ in 0..30 {
         body.extend_from_slice(format!("1000\r\n{}\r\n", "x".repeat(4096)).as_bytes());

@@ -5,7 +5,7 @@
 use std::mem::MaybeUninit;
 
 use super::chunked::{ChunkStep, ChunkedDecoder};
-use super::head::{body_framing, Framing as BodyFraming, FramingFields, Message};
+use super::framing::{body_framing, Framing as BodyFraming, FramingFields, Message};
 use super::limits::{MAX_HEADER_BYTES, MAX_RESPONSE_HEADERS};
 
 /// What a completed response looked like.

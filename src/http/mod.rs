@@ -9,6 +9,7 @@ pub mod client;
 pub mod conn;
 pub mod date;
 pub mod error;
+pub mod framing;
 pub mod head;
 pub mod limits;
 pub mod request;

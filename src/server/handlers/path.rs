@@ -44,12 +44,27 @@ pub fn decode_path(raw: &str) -> Result<Vec<String>, PathError> {
 /// instructions (callgrind, io-uring model).
 pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
     let rest = raw.strip_prefix('/').unwrap_or(raw);
-    let plain = !rest.bytes().any(|b| matches!(b, b'%' | b'\\' | 0))
-        && rest.split('/').all(|s| !matches!(s, "" | "." | ".."));
-    if plain {
+    if is_plain(rest.as_bytes()) {
         return Ok(Cow::Borrowed(rest));
     }
     Ok(Cow::Owned(decode_path(raw)?.join("/")))
+}
+
+/// Whether a path (its leading slash removed) already is its own key: no
+/// percent-encoding, backslash or NUL, and no empty, `.` or `..` segment.
+/// One pass over the bytes, as it runs on every request.
+fn is_plain(path: &[u8]) -> bool {
+    let plain_segment = |s: &[u8]| !matches!(s, b"" | b"." | b"..");
+    let mut start = 0;
+    for (i, &b) in path.iter().enumerate() {
+        match b {
+            b'%' | b'\\' | 0 => return false,
+            b'/' if !plain_segment(&path[start..i]) => return false,
+            b'/' => start = i + 1,
+            _ => {}
+        }
+    }
+    plain_segment(&path[start..])
 }
 
 fn percent_decode(seg: &str) -> Result<Vec<u8>, PathError> {

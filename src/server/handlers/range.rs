@@ -17,7 +17,7 @@ pub fn respond(head: &RequestHead, v: &Validators, headers: Bytes, body: Body) -
     let len = body.len();
     // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
     // whole representation.
-    let wanted = if head.method == Method::Get && v.if_range_holds(head) {
+    let wanted = if head.method == Method::Get && head.has_range() && v.if_range_holds(head) {
         parse(head.header_str("range"), len)
     } else {
         ByteRange::Whole

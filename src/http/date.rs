@@ -51,7 +51,23 @@ thread_local! {
 
 /// Appends the current IMF-fixdate to `out`, from this thread's cache.
 pub fn append_http_date(out: &mut Vec<u8>) {
-    CACHE.with(|c| out.extend_from_slice(c.borrow_mut().at(SystemTime::now())));
+    CACHE.with(|c| out.extend_from_slice(c.borrow_mut().at(coarse_now())));
+}
+
+/// The wall-clock time as of the last timer tick (a few milliseconds at
+/// most behind), which is all a Date with whole seconds needs. Read from
+/// the vDSO's copy without the TSC read and arithmetic of a precise time,
+/// as it is read once per response.
+fn coarse_now() -> SystemTime {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) } != 0 {
+        return SystemTime::now();
+    }
+    UNIX_EPOCH + std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// Formats a time as an IMF-fixdate (for Last-Modified).

@@ -278,24 +278,24 @@ fn build_request(
     for h in req.headers.iter() {
         headers.push((offset(data, h.name.as_bytes()), offset(data, h.value)));
         let name = h.name.as_bytes();
-        pre |= name.len() > 2 && (name[0] | 0x20) == b'i' && name[1..3].eq_ignore_ascii_case(b"f-");
+        pre |= name.len() > 2 && is_lower(&name[..3], b"if-");
         // By length first: most fields are none of these, and one compare
         // of lengths rules a name out.
         match name.len() {
-            4 if name.eq_ignore_ascii_case(b"host") => {
+            4 if is_lower(name, b"host") => {
                 hosts += 1;
                 if !valid_host(h.value) {
                     return Err(ProtoError::bad_request("invalid Host"));
                 }
             }
-            5 => range |= name.eq_ignore_ascii_case(b"range"),
-            6 if name.eq_ignore_ascii_case(b"expect") => {
-                expect |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
+            5 => range |= is_lower(name, b"range"),
+            6 if is_lower(name, b"expect") => {
+                expect |= is_lower(h.value.trim_ascii(), b"100-continue");
             }
-            10 if name.eq_ignore_ascii_case(b"connection") => {
+            10 if is_lower(name, b"connection") => {
                 for t in list_items(h.value) {
-                    close |= t.eq_ignore_ascii_case(b"close");
-                    ka |= t.eq_ignore_ascii_case(b"keep-alive");
+                    close |= is_lower(t, b"close");
+                    ka |= is_lower(t, b"keep-alive");
                 }
             }
             14 | 17 => {
@@ -329,12 +329,42 @@ fn build_request(
     })
 }
 
+/// Whether `field`, a field name or value that httparse accepted, is
+/// `lower` (lowercase letters, digits and `-`) in any case. Setting the
+/// case bit (0x20) of each byte maps `A`-`Z` onto `a`-`z` and keeps every
+/// other byte a parsed head can hold apart: the only others it maps onto
+/// a digit or `-` are control characters, which httparse refuses in names
+/// and values. Cheaper than `eq_ignore_ascii_case`, which lowercases both
+/// sides byte by byte: it runs on every field of every request.
+fn is_lower(field: &[u8], lower: &[u8]) -> bool {
+    debug_assert!(lower
+        .iter()
+        .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
+    field.len() == lower.len() && field.iter().zip(lower).all(|(&f, &l)| f | 0x20 == l)
+}
+
 /// A Host field value is `uri-host [ ":" port ]` (RFC 9110 7.2): an IP
 /// literal in brackets, or a name of unreserved, percent-encoded and
 /// sub-delimiter characters (RFC 3986 3.2.2). Empty is allowed (RFC 9112
 /// 3.2: a target without an authority). Userinfo (`u@host`) and a path
 /// (`a/b`) are not.
 fn valid_host(v: &[u8]) -> bool {
+    /// Bytes allowed in a reg-name: unreserved, `%` and sub-delims.
+    const HOST_NAME_BYTE: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric()
+                || matches!(c, b'-' | b'.' | b'_' | b'~' | b'%')
+                || matches!(
+                    c,
+                    b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+                );
+            b += 1;
+        }
+        t
+    };
     let v = v.trim_ascii();
     let (host, port) = match v.strip_prefix(b"[") {
         Some(rest) => match rest.iter().position(|&b| b == b']') {
@@ -357,11 +387,7 @@ fn valid_host(v: &[u8]) -> bool {
         },
     };
     let port_ok = port.is_empty() || (port[0] == b':' && port[1..].iter().all(u8::is_ascii_digit));
-    let name_ok = host.iter().all(|&b| {
-        matches!(b, b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'
-            | b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\''
-            | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
-    });
+    let name_ok = host.iter().all(|&b| HOST_NAME_BYTE[b as usize]);
     port_ok && name_ok
 }
 

@@ -65,6 +65,13 @@ impl StaticRoot {
                 .map(|(name, content)| {
                     let mut e = entry_for(PathBuf::from(name), content.len() as u64, start);
                     e.content = Some(Bytes::from_static(content));
+                    // Static like the content, so that a response's copy of
+                    // its header lines is not counted (an atomic increment
+                    // and decrement per request, about 1 % of the event
+                    // loop's CPU in `perf`). Leaked once for each of the
+                    // three embedded files of a process that serves them
+                    // until it exits.
+                    e.headers = Bytes::from_static(e.headers.to_vec().leak());
                     (*name, e)
                 })
                 .collect();
@@ -149,7 +156,12 @@ fn redirect_to_dir(head: &RequestHead, raw_path: &str) -> Response {
 }
 
 fn respond(head: &RequestHead, e: &Entry) -> Response {
-    match e.validators.precondition(head) {
+    // Most requests carry no `If-` field: nothing to evaluate.
+    let precondition = match head.has_preconditions() {
+        true => e.validators.precondition(head),
+        false => None,
+    };
+    match precondition {
         Some(304) => {
             return Response {
                 status: 304,

@@ -2,8 +2,15 @@
 
 use super::date::append_http_date;
 
+/// The product token, as a literal that `concat!` can take in.
+macro_rules! server_name {
+    () => {
+        concat!("loadlab/", env!("CARGO_PKG_VERSION"))
+    };
+}
+
 /// Product token sent in every `Server` header.
-pub const SERVER_NAME: &str = concat!("loadlab/", env!("CARGO_PKG_VERSION"));
+pub const SERVER_NAME: &str = server_name!();
 
 pub fn reason(status: u16) -> &'static str {
     // RFC 9110 section 15, plus RFC 6585's 428, 429 and 431.
@@ -81,11 +88,7 @@ pub fn append_u64(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// A 200 response's head up to its Date value.
-const HEAD_200: &str = concat!(
-    "HTTP/1.1 200 OK\r\nServer: loadlab/",
-    env!("CARGO_PKG_VERSION"),
-    "\r\nDate: "
-);
+const HEAD_200: &str = concat!("HTTP/1.1 200 OK\r\nServer: ", server_name!(), "\r\nDate: ");
 
 /// The most `encode_head` writes besides `headers`: the longest status
 /// line, Server, Date, a 20-digit Content-Length and Connection, with

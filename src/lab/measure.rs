@@ -225,8 +225,7 @@ pub fn measure(
 }
 
 /// The cell's load as shards (`--shards`): the merged result; None after
-/// Ctrl-C. Err stops the
-/// sweep (see `lab::shards`).
+/// Ctrl-C. Err stops the sweep (see `lab::shards`).
 fn run_shards(
     sp: &ShardPlan,
     run_id: u64,

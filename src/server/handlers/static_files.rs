@@ -156,12 +156,7 @@ fn redirect_to_dir(head: &RequestHead, raw_path: &str) -> Response {
 }
 
 fn respond(head: &RequestHead, e: &Entry) -> Response {
-    // Most requests carry no `If-` field: nothing to evaluate.
-    let precondition = match head.has_preconditions() {
-        true => e.validators.precondition(head),
-        false => None,
-    };
-    match precondition {
+    match e.validators.precondition(head) {
         Some(304) => {
             return Response {
                 status: 304,

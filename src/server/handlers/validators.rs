@@ -70,6 +70,10 @@ fn secs(t: SystemTime) -> u64 {
 /// carried out, given the target's current version (None: there is no
 /// file). See `Conditions::check`.
 pub fn precondition(current: Option<&Validators>, head: &RequestHead) -> Option<u16> {
+    // Most requests carry no `If-` field: nothing to gather or evaluate.
+    if !head.has_preconditions() {
+        return None;
+    }
     Conditions::of(head).check(current)
 }
 

@@ -68,7 +68,7 @@ for s in "${SERVERS[@]}"; do
     *) cmd=("$BIN/loadlab" serve --model "$s" --workers 1 --addr "127.0.0.1:$PORT") ;;
   esac
   out="$work/$s.out"
-  valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrind-out-file="$out.%p" "${cmd[@]}" >/dev/null 2>"$work/$s.log" &
+  valgrind --tool=callgrind --compress-strings=no --compress-pos=no ${CALLGRIND_OPTS:-} --callgrind-out-file="$out.%p" "${cmd[@]}" >/dev/null 2>"$work/$s.log" &
   SPID=$!
   wait_port "$PORT" || { echo "$s did not start; see its log:" >&2; cat "$work/$s.log" >&2; exit 1; }
   bench 2000

@@ -54,15 +54,27 @@ pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
 /// percent-encoding, backslash or NUL, and no empty, `.` or `..` segment.
 /// One pass over the bytes, as it runs on every request.
 fn is_plain(path: &[u8]) -> bool {
+    /// The bytes that need a look: most bytes of a path are none of them,
+    /// and one table lookup passes them (a `match` per byte was about 7
+    /// instructions a byte).
+    const SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        t[b'%' as usize] = true;
+        t[b'\\' as usize] = true;
+        t[0] = true;
+        t[b'/' as usize] = true;
+        t
+    };
     let plain_segment = |s: &[u8]| !matches!(s, b"" | b"." | b"..");
     let mut start = 0;
     for (i, &b) in path.iter().enumerate() {
-        match b {
-            b'%' | b'\\' | 0 => return false,
-            b'/' if !plain_segment(&path[start..i]) => return false,
-            b'/' => start = i + 1,
-            _ => {}
+        if !SPECIAL[b as usize] {
+            continue;
         }
+        if b != b'/' || !plain_segment(&path[start..i]) {
+            return false;
+        }
+        start = i + 1;
     }
     plain_segment(&path[start..])
 }

@@ -5,6 +5,8 @@
 #   REQUESTS  keep-alive requests measured per server (default 20000)
 #   SERVER    floor, floor-uring, or any loadlab model; default: the two
 #             floors and the three models issues 20 and 23 judge against them
+#   CALLGRIND_OPTS  more callgrind options, split on spaces (e.g.
+#             --dump-instr=yes, for costs per instruction with KEEP=DIR)
 #
 # Why instructions: CPU time per request drifts with what else the host runs;
 # callgrind's instruction count does not, so a change to the request path can

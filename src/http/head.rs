@@ -362,8 +362,6 @@ fn is_lower(field: &[u8], lower: &[u8]) -> bool {
     if field.len() != lower.len() {
         return false;
     }
-    // Bounded by `lower`, a constant where this is inlined: the loop is
-    // then unrolled to the one or two words of each name.
     let words = lower.len() / 8;
     for w in 0..words {
         let word = |b: &[u8]| {

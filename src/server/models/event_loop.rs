@@ -501,12 +501,8 @@ fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> D
                 Ok(Wrote::Budget) => return Drive::Again,
                 Err(_) => return Drive::Close,
             }
-            // Output drained: pipelined requests may be waiting. Between
-            // requests with nothing buffered (after nearly every response)
-            // there is nothing to decode.
-            if !c.session.conn.is_between_requests() {
-                process(c, token, ctx);
-            }
+            // Output drained: pipelined requests may be waiting.
+            process(c, token, ctx);
             if !c.session.out.is_empty() {
                 continue;
             }

@@ -292,11 +292,8 @@ impl Conn {
                     self.session.close_after_response();
                 }
                 // Output is out: pipelined requests already buffered in
-                // the session (none between requests, after nearly every
-                // response), then held input.
-                if !self.session.conn.is_between_requests() {
-                    self.process(ctx, token);
-                }
+                // the session, then held input.
+                self.process(ctx, token);
                 if !self.flushed() {
                     continue;
                 }

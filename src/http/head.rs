@@ -278,6 +278,8 @@ fn build_request(
     let (path, query) = split_target(target_str, target.start)?;
 
     let (mut raw, mut headers) = std::mem::take(spare); // both empty
+                                                        // A new connection's vector is empty: one allocation, not four growths.
+    headers.reserve(req.headers.len());
     let mut hosts = 0;
     let mut framing = FramingFields::default();
     let (mut close, mut ka, mut expect) = (false, false, false);

@@ -93,7 +93,7 @@ const HEAD_200: &str = concat!("HTTP/1.1 200 OK\r\nServer: ", server_name!(), "\
 /// The most `encode_head` writes besides `headers`: the longest status
 /// line, Server, Date, a 20-digit Content-Length and Connection, with
 /// room to spare.
-const HEAD_FIXED_MAX: usize = 256;
+pub(crate) const HEAD_FIXED_MAX: usize = 256;
 
 /// Encodes a status line and the headers every response carries. `headers`
 /// holds further pre-encoded `Name: value\r\n` lines. `connection` is the

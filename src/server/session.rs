@@ -15,6 +15,7 @@ use super::deadlines::{header_allowance, Pace, RateWindow};
 use super::handlers::{route, Action, App, Body, BodySink, Reply, Response};
 use super::outq::OutQueue;
 use super::task::{Task, TaskDone};
+use crate::http::response::HEAD_FIXED_MAX;
 use crate::http::{encode_streamed, BodyLength, Event, Limits, Phase, RequestHead, ServerConn};
 
 /// The body of the request being read and what to do when it ends.
@@ -341,21 +342,28 @@ impl Session {
         self.answered = true;
         let close = resp.close || self.close_next;
         let head_only = self.head_only || crate::http::response::status_has_no_body(resp.status);
-        self.out.encode(|b| {
-            self.conn
-                .write_head(b, resp.status, resp.body.len(), &resp.headers, close)
-        });
+        let (status, len) = (resp.status, resp.body.len());
+        let head = |b: &mut Vec<u8>| {
+            self.conn.write_head(b, status, len, &resp.headers, close);
+        };
+        match if head_only { Body::Empty } else { resp.body } {
+            Body::Bytes(b) => {
+                let head_max = HEAD_FIXED_MAX + resp.headers.len();
+                self.out.push_head_and_bytes(head_max, head, b);
+            }
+            body => {
+                self.out.encode(head);
+                match body {
+                    Body::Empty | Body::Bytes(_) => {}
+                    Body::File { file, offset, len } => self.out.push_file(file, offset, len),
+                    Body::Repeated { unit, offset, len } => {
+                        self.out.push_repeated(&unit, offset, len)
+                    }
+                }
+            }
+        }
         if self.conn.phase() == Phase::Closed {
             self.out.set_last();
-        }
-        if head_only {
-            return;
-        }
-        match resp.body {
-            Body::Empty => {}
-            Body::Bytes(b) => self.out.push_bytes(b),
-            Body::File { file, offset, len } => self.out.push_file(file, offset, len),
-            Body::Repeated { unit, offset, len } => self.out.push_repeated(&unit, offset, len),
         }
     }
 

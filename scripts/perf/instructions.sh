@@ -7,6 +7,8 @@
 #             floors and the three models issues 20 and 23 judge against them
 #   CALLGRIND_OPTS  more callgrind options, split on spaces (e.g.
 #             --dump-instr=yes, for costs per instruction with KEEP=DIR)
+#   KA=off    a new connection per request (accept, request, close: what
+#             row 2 and E3 pay per connection) instead of keep-alive
 #
 # Why instructions: CPU time per request drifts with what else the host runs;
 # callgrind's instruction count does not, so a change to the request path can
@@ -45,7 +47,9 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # Under callgrind a server takes seconds to start: wait up to 60 s.
 wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-bench() { "$BIN/loadlab" bench -q -S -k -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
+KA=${KA:-on}
+case "$KA" in on) KEEP_ALIVE=(-k) CLOSE=() ;; off) KEEP_ALIVE=() CLOSE=(close) ;; *) echo "KA must be on or off (got '$KA')" >&2; exit 2 ;; esac
+bench() { "$BIN/loadlab" bench -q -S "${KEEP_ALIVE[@]}" -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
 
 # callgrind_control's command is only read when the server runs: one that
 # waits in epoll_wait or io_uring_enter is woken by a single request (a
@@ -65,8 +69,8 @@ printf '%-12s %14s %9s %10s\n' server instructions requests "instr/req"
 for s in "${SERVERS[@]}"; do
   PORT=$(free_port)
   case "$s" in
-    floor) cmd=("$BIN/examples/floor_server" "$PORT") ;;
-    floor-uring) cmd=("$BIN/examples/floor_uring" "$PORT") ;;
+    floor) cmd=("$BIN/examples/floor_server" "$PORT" "${CLOSE[@]}") ;;
+    floor-uring) cmd=("$BIN/examples/floor_uring" "$PORT" "${CLOSE[@]}") ;;
     *) cmd=("$BIN/loadlab" serve --model "$s" --workers 1 --addr "127.0.0.1:$PORT") ;;
   esac
   out="$work/$s.out"

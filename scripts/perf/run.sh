@@ -23,7 +23,11 @@
 #        ROWS=12 scripts/perf/run.sh ...  runs only the rows named (default 12345;
 #        "1" and "2" both select the server rows 1, 2 and 6)
 #        PERF_SERVERS="floor nginx async async:2" ...  rows 1/2/6 for those
-#        servers only; MODEL:N runs a loadlab model with --workers N
+#        servers only, in that order (reversed every other round); MODEL:N
+#        runs a loadlab model with --workers N. Name each floor beside the
+#        models it judges: a ratio's two runs are then seconds apart.
+#        PERF_KA=on ...  keep-alive only (rows 1 and 6); PERF_KA=off, new
+#        connections only (row 2); default both
 # Rows 1/2/6 judge servers by their own CPU per request (user + system
 # time of the server's whole process tree, to the nanosecond) and context switches per
 # request, not by CPU 0's busy time, which counts anything else the shared
@@ -204,12 +208,24 @@ done
 # (every other row has it on both sides), to show what it is worth.
 NODEFER=(nginx-nodefer reactors-nodefer)
 : > "$work/rows"
+# PERF_KA=on: keep-alive only (rows 1 and 6); off: new connections only.
+KAS=${PERF_KA:-on off}
+[[ $KAS == "on off" || $KAS == on || $KAS == off ]] || { echo "PERF_KA: on or off (got '$KAS')" >&2; exit 2; }
 if want 1 || want 2; then
 for round in $(seq 1 "$ROUNDS"); do
-  for ka in on off; do
+  for ka in $KAS; do
     extra=()
     [ "$ka" = off ] && extra=("${NODEFER[@]}")
-    for s in "${SERVERS[@]}" "${extra[@]}"; do
+    order=("${SERVERS[@]}" "${extra[@]}")
+    # Every other round runs the servers in reverse, so a drift of the
+    # host during a round (it runs for minutes) favours no server's place
+    # in the order: a pair of rounds sees each server early and late.
+    if (( round % 2 == 0 )); then
+      rev=()
+      for ((i = ${#order[@]} - 1; i >= 0; i--)); do rev+=("${order[i]}"); done
+      order=("${rev[@]}")
+    fi
+    for s in "${order[@]}"; do
       start_server "$s" "$ka"
       for c in wrk loadlab; do
         echo "$round $ka $s $c $(client "$c" "$ka")" >> "$work/rows"

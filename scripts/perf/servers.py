@@ -88,6 +88,8 @@ if every_round:
 
 for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
                   ("off", f"Row 2/6: new connection per request, 500 B, c={conc}")):
+    if not any(k[1] == ka for k in d):
+        continue  # PERF_KA left this row out
     present = servers + (["nginx-nodefer", "reactors-nodefer"] if ka == "off" else [])
     present = [s for s in present if all((r, ka, s, "wrk") in d for r in rounds)]
     print(f"\n{title} (server on CPU 0, client on CPU 1; medians of {len(rounds)} rounds)")

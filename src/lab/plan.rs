@@ -286,7 +286,11 @@ pub fn schedule<'a>(
 
 /// Round by round, every instance in turn: its warm-up runs in front of
 /// its first measured round (a resumed sweep's may be round 2), then that
-/// round's runs.
+/// round's runs. Even rounds take the instances in reverse: in a fixed
+/// order every target holds the same place in each round, so whatever a
+/// place carries (what ran just before it, the machine's drift across a
+/// round) falls on the same target every time, and no number of repeats
+/// averages it out.
 fn interleave(instances: &[Instance]) -> Vec<(usize, usize)> {
     fn rounds<'r>(i: &'r Instance) -> impl Iterator<Item = u64> + 'r {
         i.runs.iter().filter(|r| !r.warmup).map(|r| r.repeat)
@@ -298,7 +302,12 @@ fn interleave(instances: &[Instance]) -> Vec<(usize, usize)> {
         .collect();
     let mut order = Vec::new();
     for round in 1..=last {
-        for (i, inst) in instances.iter().enumerate() {
+        let mut turn: Vec<usize> = (0..instances.len()).collect();
+        if round % 2 == 0 {
+            turn.reverse();
+        }
+        for i in turn {
+            let inst = &instances[i];
             for (j, run) in inst.runs.iter().enumerate() {
                 let run_round = if run.warmup { first[i] } else { run.repeat };
                 if run_round == round {

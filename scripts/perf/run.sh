@@ -240,6 +240,8 @@ done
 cp "$work/rows" "$OUT/servers-rounds.txt"
 python3 scripts/perf/servers.py "$work/rows" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
 python3 scripts/perf/servers.py --rounds "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
+# The raw rows too, so the tables can be made again (servers.py ROWS_FILE).
+cp "$work/rows" "$OUT/servers-raw.txt"
 fi
 
 if want 3; then

@@ -18,6 +18,7 @@ range and every round's value in round order. With 7 rounds the range
 probability 1 - 2 / 2**7 = 98.4 % (sign test), so a range that excludes
 1.00 is a difference beyond the interval.
 """
+import math
 import statistics as st
 import sys
 
@@ -46,6 +47,25 @@ def med(ka, s, c, field):
 
 def spread(xs):
     return f"{st.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def sign_test_k(n):
+    """The largest k for which the k-th smallest and k-th largest of n
+    per-round ratios bound the true median with at least 95 % (the sign
+    test: each round falls above the median with probability 1/2), and
+    that probability; k = 1 (the range) below 9 rounds."""
+    tail = lambda k: sum(math.comb(n, i) for i in range(k)) / 2 ** n  # P(B <= k-1)
+    k = 1
+    while k < n // 2 and 2 * tail(k + 1) <= 0.05:
+        k += 1
+    return k, 1 - 2 * tail(k)
+
+
+def interval(xs):
+    """The median's interval (see sign_test_k)."""
+    k, _ = sign_test_k(len(xs))
+    ys = sorted(xs)
+    return f"{ys[k - 1]:.2f}-{ys[-k]:.2f}"
 
 
 def pairs(present):
@@ -108,12 +128,15 @@ for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
               f"| {med(ka, s, 'wrk', 'cpu0'):.0f} | {med(ka, s, 'wrk', 'cpu1'):.0f} "
               f"| {med(ka, s, 'wrk', 'us'):.2f} | {med(ka, s, 'loadlab', 'us'):.2f} "
               f"| {med(ka, s, 'wrk', 'sw'):.3f} |")
-    print(f"\nServer CPU per request, ratios (median of per-round ratios (min-max); every round in order)")
-    print("| server | vs | client | CPU/req ratio | every round | req/s ratio (min-max) |")
-    print("|---|---|---|---|---|---|")
+    k, cover = sign_test_k(len(rounds))
+    print(f"\nServer CPU per request, ratios (median of per-round ratios (min-max); the median's "
+          f"interval: the {k}th smallest to the {k}th largest round, which holds the true median "
+          f"with probability {100 * cover:.1f} % (sign test); every round in order)")
+    print("| server | vs | client | CPU/req ratio | median's interval | every round | req/s ratio (min-max) |")
+    print("|---|---|---|---|---|---|---|")
     for s, ref, gated in pairs(present):
         for c in ("wrk", "loadlab") if gated else ("wrk",):
             cpu = per_round(ka, s, ref, c, "us")
             rps = per_round(ka, s, ref, c, "rps")
-            print(f"| {s} | {ref} | {c} | {spread(cpu)} | {', '.join(f'{x:.2f}' for x in cpu)} "
-                  f"| {spread(rps)} |")
+            print(f"| {s} | {ref} | {c} | {spread(cpu)} | {interval(cpu)} "
+                  f"| {', '.join(f'{x:.2f}' for x in cpu)} | {spread(rps)} |")

@@ -11,6 +11,8 @@ Usage: python3 scripts/perf/e3.py RAW_CSV
 
 import csv
 import statistics as st
+
+from signtest import interval, sign_test_k
 import sys
 
 FLOOR = "floor:workers=2"
@@ -60,7 +62,9 @@ def ratios(runs, a, b, path, field):
 def summary(xs):
     if not xs:
         return "n/a"
-    return f"{st.median(xs):.3f} ({min(xs):.3f}-{max(xs):.3f}); per repeat: " + " ".join(f"{x:.3f}" for x in xs)
+    return (f"{st.median(xs):.3f} ({min(xs):.3f}-{max(xs):.3f}; the median's interval "
+            f"{interval(xs, 3)}, {100 * sign_test_k(len(xs))[1]:.1f} %); per repeat: "
+            + " ".join(f"{x:.3f}" for x in xs))
 
 
 def main():

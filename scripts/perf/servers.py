@@ -18,9 +18,10 @@ range and every round's value in round order. With 7 rounds the range
 probability 1 - 2 / 2**7 = 98.4 % (sign test), so a range that excludes
 1.00 is a difference beyond the interval.
 """
-import math
 import statistics as st
 import sys
+
+from signtest import interval, sign_test_k
 
 args = sys.argv[1:]
 every_round = args[:1] == ["--rounds"]
@@ -47,25 +48,6 @@ def med(ka, s, c, field):
 
 def spread(xs):
     return f"{st.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
-
-
-def sign_test_k(n):
-    """The largest k for which the k-th smallest and k-th largest of n
-    per-round ratios bound the true median with at least 95 % (the sign
-    test: each round falls above the median with probability 1/2), and
-    that probability; k = 1 (the range) below 9 rounds."""
-    tail = lambda k: sum(math.comb(n, i) for i in range(k)) / 2 ** n  # P(B <= k-1)
-    k = 1
-    while k < n // 2 and 2 * tail(k + 1) <= 0.05:
-        k += 1
-    return k, 1 - 2 * tail(k)
-
-
-def interval(xs):
-    """The median's interval (see sign_test_k)."""
-    k, _ = sign_test_k(len(xs))
-    ys = sorted(xs)
-    return f"{ys[k - 1]:.2f}-{ys[-k]:.2f}"
 
 
 def pairs(present):

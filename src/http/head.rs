@@ -277,8 +277,9 @@ fn build_request(
     let target = offset(data, target_str.as_bytes());
     let (path, query) = split_target(target_str, target.start)?;
 
-    let (mut raw, mut headers) = std::mem::take(spare); // both empty
-                                                        // Sized once: a new connection's list would otherwise grow four times.
+    // Both empty. The header list is sized once: a new connection's
+    // would otherwise grow four times.
+    let (mut raw, mut headers) = std::mem::take(spare);
     headers.reserve(req.headers.len());
     let mut hosts = 0;
     let mut framing = FramingFields::default();

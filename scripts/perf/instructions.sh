@@ -29,6 +29,8 @@ SERVERS=("$@")
 # model subset: the models issues 20 and 23 hold to the floors' cost.
 [ ${#SERVERS[@]} -gt 0 ] || SERVERS=(floor floor-uring io-uring event-loop reactors)
 case "$N" in '' | *[!0-9]*) echo "REQUESTS must be a number (got '$N')" >&2; exit 2 ;; esac
+KA=${KA:-on}
+case "$KA" in on) KEEP_ALIVE=(-k) CLOSE=() ;; off) KEEP_ALIVE=() CLOSE=(close) ;; *) echo "KA must be on or off (got '$KA')" >&2; exit 2 ;; esac
 for tool in valgrind callgrind_control; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 2; }
 done
@@ -47,8 +49,6 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # Under callgrind a server takes seconds to start: wait up to 60 s.
 wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
-KA=${KA:-on}
-case "$KA" in on) KEEP_ALIVE=(-k) CLOSE=() ;; off) KEEP_ALIVE=() CLOSE=(close) ;; *) echo "KA must be on or off (got '$KA')" >&2; exit 2 ;; esac
 bench() { "$BIN/loadlab" bench -q -S "${KEEP_ALIVE[@]}" -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
 
 # callgrind_control's command is only read when the server runs: one that

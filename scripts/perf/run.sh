@@ -51,6 +51,9 @@ CONC=${PERF_C:-50}
 [[ $CONC =~ ^[1-9][0-9]*$ ]] || { echo "PERF_C: a number of connections, e.g. PERF_C=1000 (got '$CONC')" >&2; exit 2; }
 [[ $ROWS =~ ^[1-5]+$ ]] || { echo "ROWS: row numbers 1-5, e.g. ROWS=12 (got '$ROWS')" >&2; exit 2; }
 want() { [[ $ROWS == *$1* ]]; }
+# PERF_KA=on: keep-alive only (rows 1 and 6); off: new connections only.
+KAS=${PERF_KA:-on off}
+[[ $KAS == "on off" || $KAS == on || $KAS == off ]] || { echo "PERF_KA: on or off (got '$KAS')" >&2; exit 2; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
 done
@@ -208,9 +211,6 @@ done
 # (every other row has it on both sides), to show what it is worth.
 NODEFER=(nginx-nodefer reactors-nodefer)
 : > "$work/rows"
-# PERF_KA=on: keep-alive only (rows 1 and 6); off: new connections only.
-KAS=${PERF_KA:-on off}
-[[ $KAS == "on off" || $KAS == on || $KAS == off ]] || { echo "PERF_KA: on or off (got '$KAS')" >&2; exit 2; }
 if want 1 || want 2; then
 for round in $(seq 1 "$ROUNDS"); do
   for ka in $KAS; do

@@ -169,8 +169,7 @@ impl OutQueue {
             r
         });
         if !inline {
-            self.queued += b.len() as u64;
-            self.segs.push_back(Seg::Bytes(b));
+            self.push_bytes(b); // too large to copy: its own segment
         }
         r
     }

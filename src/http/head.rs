@@ -7,6 +7,7 @@ use std::ops::Range;
 use super::error::ProtoError;
 use super::framing::{body_framing, list_items, Framing, FramingFields, Message};
 use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_REQUEST_LINE};
+use super::plain_head::{self, Line};
 use super::request::{BodyLength, HeadBuffers, Method, RequestHead, Version};
 
 /// How far the search through a head that is still arriving has got, so
@@ -74,6 +75,9 @@ pub(crate) fn parse_request(
     spare: &mut HeadBuffers,
 ) -> Result<Option<(RequestHead, usize)>, ProtoError> {
     if *scan == HeadScan::default() {
+        if let Some((line, n)) = plain_head::parse(data, &mut spare.1) {
+            return build_request(data, line, n, spare).map(|head| Some((head, n)));
+        }
         if let Some(parsed) = parse_whole(data, spare) {
             return parsed.map(Some);
         }
@@ -126,7 +130,7 @@ pub(crate) fn parse_request(
         }
         None => data,
     };
-    let Some((req_n, build)) = parse_head_with(data, |req, n| build_request(data, req, n, spare))?
+    let Some((req_n, build)) = parse_head_with(data, |req, n| build_parsed(data, req, n, spare))?
     else {
         return Ok(None);
     };
@@ -159,7 +163,7 @@ fn parse_whole(
         let version_end = target.end + " HTTP/1.1".len();
         let lf = version_end + usize::from(data.get(version_end) == Some(&b'\r'));
         let fits = version_end <= MAX_REQUEST_LINE && n <= lf + MAX_HEADER_BYTES;
-        fits.then(|| build_request(data, req, n, spare))
+        fits.then(|| build_parsed(data, req, n, spare))
     })
     .ok()??;
     Some(built?.map(|head| (head, n)))
@@ -249,58 +253,78 @@ fn offset(base: &[u8], part: &[u8]) -> Range<usize> {
     s..s + part.len()
 }
 
-/// Checks a parsed request's fields and keeps its first `n` bytes as the
-/// head, with every field a range into them.
-fn build_request(
+/// `build_request` for what httparse found: its parts as ranges.
+fn build_parsed(
     data: &[u8],
     req: &httparse::Request<'_, '_>,
     n: usize,
     spare: &mut HeadBuffers,
 ) -> Result<RequestHead, ProtoError> {
-    let raw_method = req.method.unwrap_or("");
+    let at = |part: &str| offset(data, part.as_bytes());
+    let line = Line {
+        method: at(req.method.unwrap_or("")),
+        target: at(req.path.unwrap_or("")),
+        minor: req.version.unwrap_or(1),
+    };
+    // Sized once: a new connection's list would otherwise grow as it fills.
+    let fields = &mut spare.1;
+    fields.reserve(req.headers.len());
+    fields.extend(
+        req.headers
+            .iter()
+            .map(|h| (offset(data, h.name.as_bytes()), offset(data, h.value))),
+    );
+    build_request(data, line, n, spare)
+}
+
+/// Checks a parsed request's line and fields (`spare.1`, ranges into
+/// `data`) and keeps its first `n` bytes as the head.
+fn build_request(
+    data: &[u8],
+    line: Line,
+    n: usize,
+    spare: &mut HeadBuffers,
+) -> Result<RequestHead, ProtoError> {
     // CONNECT is not a Method: a server that is not a proxy implements
     // none, and answering here comes before its authority-form target
     // would be judged as a malformed path.
-    let method = Method::from_bytes(raw_method.as_bytes())
+    let method = Method::from_bytes(&data[line.method])
         .ok_or(ProtoError::new(501, "method not implemented"))?;
-    let version = match req.version {
-        Some(0) => Version::Http10,
+    let version = match line.minor {
+        0 => Version::Http10,
         _ => Version::Http11,
     };
-    let target_str = req.path.unwrap_or("");
+    let target_bytes = &data[line.target.clone()];
     // `*` is the asterisk-form, for OPTIONS only (RFC 9112 3.2.4); a
     // fragment (`#`, which split_target refuses) is never sent (RFC 9112
     // 3.2): both are malformed targets.
-    if target_str == "*" && method != Method::Options {
+    if target_bytes == b"*" && method != Method::Options {
         return Err(ProtoError::bad_request("invalid request target"));
     }
-    let target = offset(data, target_str.as_bytes());
-    let (path, query) = split_target(target_str, target.start)?;
+    let target = line.target;
+    let (path, query) = split_target(target_bytes, target.start)?;
 
-    // Both empty. The header list is sized once: a new connection's
-    // would otherwise grow four times.
-    let (mut raw, mut headers) = std::mem::take(spare);
-    headers.reserve(req.headers.len());
+    // The fields are in; the head's bytes buffer is empty.
+    let (mut raw, headers) = std::mem::take(spare);
     let mut hosts = 0;
     let mut framing = FramingFields::default();
     let (mut close, mut ka, mut expect) = (false, false, false);
     let (mut pre, mut range) = (false, false);
-    for h in req.headers.iter() {
-        headers.push((offset(data, h.name.as_bytes()), offset(data, h.value)));
-        let name = h.name.as_bytes();
+    for (name, value) in &headers {
+        let (name, value) = (&data[name.clone()], &data[value.clone()]);
         pre |= name.len() > 2 && is_lower(&name[..3], b"if-");
         // By length first: most fields are none of these, and one compare
         // of lengths rules a name out.
         match name.len() {
             4 if is_lower(name, b"host") => {
                 hosts += 1;
-                if !valid_host(h.value) {
+                if !valid_host(value) {
                     return Err(ProtoError::bad_request("invalid Host"));
                 }
             }
             5 => range |= is_lower(name, b"range"),
             6 if is_lower(name, b"expect") => {
-                expect |= is_lower(h.value.trim_ascii(), b"100-continue");
+                expect |= is_lower(value.trim_ascii(), b"100-continue");
             }
             10 if is_lower(name, b"connection") => {
                 let mut item = |t: &[u8]| {
@@ -309,13 +333,13 @@ fn build_request(
                 };
                 // Nearly always one option (ab and loadlab send
                 // `Keep-Alive`): no splitting for it.
-                match h.value.contains(&b',') {
-                    false => item(h.value.trim_ascii()),
-                    true => list_items(h.value).for_each(item),
+                match value.contains(&b',') {
+                    false => item(value.trim_ascii()),
+                    true => list_items(value).for_each(item),
                 }
             }
             14 | 17 => {
-                framing.add(name, h.value)?;
+                framing.add(name, value)?;
             }
             _ => {}
         }
@@ -436,19 +460,23 @@ fn valid_host(v: &[u8]) -> bool {
 /// Splits a target into path and query ranges (offsets relative to `base`).
 /// Absolute-form targets lose their scheme and authority. A target with a
 /// fragment is refused: the pass that looks for the query looks for it.
-fn split_target(t: &str, base: usize) -> Result<(Range<usize>, Option<Range<usize>>), ProtoError> {
-    let lower_starts = |p: &str| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
-    let path_start = if t.starts_with('/') || t == "*" {
+fn split_target(t: &[u8], base: usize) -> Result<(Range<usize>, Option<Range<usize>>), ProtoError> {
+    let lower_starts = |p: &[u8]| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
+    let path_start = if t.starts_with(b"/") || t == b"*" {
         0
-    } else if lower_starts("http://") || lower_starts("https://") {
-        let after = t.find("://").map(|i| i + 3).unwrap_or(0);
+    } else if lower_starts(b"http://") || lower_starts(b"https://") {
+        let after = t.iter().position(|&b| b == b':').unwrap_or(0) + 3;
         let rest = &t[after..];
-        after + rest.find(['/', '?']).unwrap_or(rest.len())
+        after
+            + rest
+                .iter()
+                .position(|&b| matches!(b, b'/' | b'?'))
+                .unwrap_or(rest.len())
     } else {
         return Err(ProtoError::bad_request("invalid request target"));
     };
     let mut q = None;
-    for (i, &b) in t.as_bytes().iter().enumerate() {
+    for (i, &b) in t.iter().enumerate() {
         match b {
             b'#' => return Err(ProtoError::bad_request("invalid request target")),
             b'?' if q.is_none() && i >= path_start => q = Some(i),
@@ -514,7 +542,8 @@ mod tests {
     #[test]
     fn targets_split_once_and_refuse_fragments() {
         let parts = |t: &str| {
-            split_target(t, 0).map(|(p, q)| (t[p].to_string(), q.map(|q| t[q].to_string())))
+            split_target(t.as_bytes(), 0)
+                .map(|(p, q)| (t[p].to_string(), q.map(|q| t[q].to_string())))
         };
         assert_eq!(parts("/a?b?c").unwrap(), ("/a".into(), Some("b?c".into())));
         assert_eq!(parts("http://h?x").unwrap(), ("".into(), Some("x".into())));

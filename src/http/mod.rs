@@ -12,6 +12,7 @@ pub mod error;
 pub mod framing;
 pub mod head;
 pub mod limits;
+mod plain_head;
 pub mod request;
 pub mod response;
 

@@ -110,8 +110,9 @@ impl RequestHead {
     fn target_text(&self, r: &Range<usize>) -> &str {
         let bytes = &self.raw[r.clone()];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
-        // SAFETY: `target` is where httparse found the target, which it
-        // returned as a `&str` (it checks the bytes are UTF-8); `path` and
+        // SAFETY: `target` is where a parser found the target: httparse
+        // returns it as a `&str` (it checks the bytes are UTF-8), and
+        // `plain_head` takes only visible ASCII (`ascii_run`); `path` and
         // `query` are parts of it cut next to ASCII bytes (`/`, `?`, `://`),
         // so on character boundaries. `raw` is a copy of those bytes and
         // is never changed. Checking again cost about 2 % of the server's

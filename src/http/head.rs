@@ -1,5 +1,5 @@
-//! Request heads: a head found in received bytes, parsed (httparse does the
-//! syntax) and checked into a `RequestHead`.
+//! Request heads: a head found in received bytes, parsed (a plain head by
+//! `plain_head`, any other by httparse) and checked into a `RequestHead`.
 
 use std::mem::MaybeUninit;
 use std::ops::Range;

@@ -285,6 +285,10 @@ fn build_request(
     n: usize,
     spare: &mut HeadBuffers,
 ) -> Result<RequestHead, ProtoError> {
+    // Taken first, so that an error leaves `spare` empty rather than
+    // holding this head's field ranges. The fields are in; the head's
+    // bytes buffer is empty.
+    let (mut raw, headers) = std::mem::take(spare);
     // CONNECT is not a Method: a server that is not a proxy implements
     // none, and answering here comes before its authority-form target
     // would be judged as a malformed path.
@@ -304,8 +308,6 @@ fn build_request(
     let target = line.target;
     let (path, query) = split_target(target_bytes, target.start)?;
 
-    // The fields are in; the head's bytes buffer is empty.
-    let (mut raw, headers) = std::mem::take(spare);
     let mut hosts = 0;
     let mut framing = FramingFields::default();
     let (mut close, mut ka, mut expect) = (false, false, false);
@@ -550,6 +552,24 @@ mod tests {
         assert_eq!(parts("http://h/p").unwrap(), ("/p".into(), None));
         for bad in ["/a?b#c", "/#", "http://h/p#x", "http://h#/p"] {
             assert!(parts(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A target with a multi-byte character where the scheme check looks
+    /// (bytes 7 and 8) is refused with 400: the check, on `&str`, used to
+    /// panic there. Refused heads leave no field ranges behind.
+    #[test]
+    fn odd_targets_are_refused_and_leave_nothing_behind() {
+        for raw in [
+            &b"GET aaaaaa\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+            b"GET http:/\xc3\xa9x HTTP/1.1\r\nHost: h\r\n\r\n",
+            b"GET x HTTP/1.1\r\nHost: h\r\n\r\n",
+            b"FOO / HTTP/1.1\r\nHost: h\r\n\r\n",
+        ] {
+            let mut spare = HeadBuffers::default();
+            let got = parse_request(raw, &mut HeadScan::default(), &mut spare);
+            assert!(matches!(got, Err(ref e) if e.status >= 400), "{got:?}");
+            assert!(spare.1.is_empty(), "{raw:?}");
         }
     }
 

@@ -15,6 +15,8 @@ pub mod limits;
 mod plain_head;
 pub mod request;
 pub mod response;
+pub(crate) mod scan;
+mod target;
 
 pub use conn::{encode_streamed, Event, Phase, ServerConn};
 pub use error::ProtoError;

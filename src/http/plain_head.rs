@@ -18,6 +18,7 @@
 use std::ops::Range;
 
 use super::limits::{MAX_HEADERS, MAX_HEADER_BYTES, MAX_REQUEST_LINE};
+use super::scan::{HIGH, ONES};
 
 /// A field's name and value as ranges into the head's bytes.
 pub(crate) type FieldRanges = (Range<usize>, Range<usize>);
@@ -59,9 +60,6 @@ const TOKEN: [bool; 256] = {
     }
     t
 };
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// How many bytes from `data[from]` on are tchars. (Eight at a time, as
 /// `ascii_run` does, took as many instructions: methods and names are

@@ -408,8 +408,10 @@ impl Session {
         self.observe(now);
     }
 
-    /// Notes a phase change (starting its clock) and output progress.
-    fn observe(&mut self, now: Instant) {
+    /// Notes a phase change (starting its clock) and output progress:
+    /// what `deadline` does first, for a model that needs the clocks
+    /// started after a drive but not the deadline itself.
+    pub fn observe(&mut self, now: Instant) {
         let phase = self.conn.phase();
         if phase != self.phase {
             // A connection's first head is timed from its acceptance, as

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use crate::http::scan::find_any;
+
 /// Why a path was refused; every case is answered with 400.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathError {
@@ -52,31 +54,18 @@ pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
 
 /// Whether a path (its leading slash removed) already is its own key: no
 /// percent-encoding, backslash or NUL, and no empty, `.` or `..` segment.
-/// One pass over the bytes, as it runs on every request.
+/// Searched for eight bytes at a time, as it runs on every request (a
+/// byte loop with a table was about ten instructions a byte).
 fn is_plain(path: &[u8]) -> bool {
-    /// The bytes that need a look: most bytes of a path are none of them,
-    /// and one table lookup passes them (a `match` per byte was about 7
-    /// instructions a byte).
-    const SPECIAL: [bool; 256] = {
-        let mut t = [false; 256];
-        t[b'%' as usize] = true;
-        t[b'\\' as usize] = true;
-        t[0] = true;
-        t[b'/' as usize] = true;
-        t
-    };
     let plain_segment = |s: &[u8]| !matches!(s, b"" | b"." | b"..");
-    let mut start = 0;
-    for (i, &b) in path.iter().enumerate() {
-        if !SPECIAL[b as usize] {
-            continue;
-        }
-        if b != b'/' || !plain_segment(&path[start..i]) {
+    let mut rest = path;
+    while let Some(i) = find_any(rest, [b'/', b'%', b'\\', 0]) {
+        if rest[i] != b'/' || !plain_segment(&rest[..i]) {
             return false;
         }
-        start = i + 1;
+        rest = &rest[i + 1..];
     }
-    plain_segment(&path[start..])
+    plain_segment(rest)
 }
 
 fn percent_decode(seg: &str) -> Result<Vec<u8>, PathError> {

@@ -22,15 +22,16 @@ pub fn respond(head: &RequestHead, v: &Validators, headers: Bytes, body: Body) -
     } else {
         ByteRange::Whole
     };
-    let mut r = Response::new(200);
-    r.headers = headers;
+    let whole = |status, body| Response {
+        status,
+        headers,
+        body,
+        close: false,
+    };
     match wanted {
-        ByteRange::Whole => r.body(body),
-        ByteRange::Part { start, end } => {
-            r.status = 206;
-            r.header("Content-Range", &format!("bytes {start}-{end}/{len}"))
-                .body(part(body, start, end - start + 1))
-        }
+        ByteRange::Whole => whole(200, body),
+        ByteRange::Part { start, end } => whole(206, part(body, start, end - start + 1))
+            .header("Content-Range", &format!("bytes {start}-{end}/{len}")),
         ByteRange::Unsatisfiable => {
             Response::error(416).header("Content-Range", &format!("bytes */{len}"))
         }

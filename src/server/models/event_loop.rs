@@ -356,7 +356,7 @@ impl<'a> Reactor<'a> {
             match drive(c, token, &ctx, &mut self.scratch) {
                 Drive::Wait => {
                     // Starts the clock of a phase the drive entered.
-                    c.session.deadline(now);
+                    c.session.observe(now);
                 }
                 Drive::Again => self.again.push(token),
                 Drive::Close => self.close(token),

@@ -390,7 +390,7 @@ impl<'a> Worker<'a> {
             }
             if c.drive(token, &ctx, &mut self.sqes) {
                 // Starts the clock of a phase the drive entered.
-                c.session.deadline(now);
+                c.session.observe(now);
             } else {
                 self.close(token, now);
             }

@@ -167,6 +167,12 @@ impl Session {
                         // The usual case: the next head reuses this one's
                         // buffers (the rarer paths just drop them).
                         self.conn.recycle(head);
+                        // Nothing more buffered, as for every request not
+                        // pipelined behind another: a decode would find
+                        // nothing (~100 instructions per request saved).
+                        if self.conn.is_between_requests() {
+                            break;
+                        }
                         continue;
                     }
                     // A body the route does not use is thrown away, and

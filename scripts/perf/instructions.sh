@@ -38,7 +38,13 @@ SERVERS=("$@")
 case "$N" in '' | *[!0-9]*) echo "REQUESTS must be a number (got '$N')" >&2; exit 2 ;; esac
 KA=${KA:-on}
 CLIENT=${CLIENT:-bench}
-case "$CLIENT" in bench) ;; wrk) command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 2; } ;; *) echo "CLIENT must be bench or wrk (got '$CLIENT')" >&2; exit 2 ;; esac
+case "$CLIENT" in
+  bench) ;;
+  wrk)
+    [ "$KA" = on ] || { echo "CLIENT=wrk measures keep-alive only" >&2; exit 2; }
+    command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 2; } ;;
+  *) echo "CLIENT must be bench or wrk (got '$CLIENT')" >&2; exit 2 ;;
+esac
 case "$KA" in on) KEEP_ALIVE=(-k) CLOSE=() ;; off) KEEP_ALIVE=() CLOSE=(close) ;; *) echo "KA must be on or off (got '$KA')" >&2; exit 2 ;; esac
 for tool in valgrind callgrind_control; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed" >&2; exit 2; }
@@ -89,7 +95,6 @@ for s in "${SERVERS[@]}"; do
   bench 2000
   control -z
   if [ "$CLIENT" = wrk ]; then
-    [ "$KA" = on ] || { echo "CLIENT=wrk measures keep-alive only" >&2; exit 2; }
     N=$(wrk -t1 -c50 -d"${WRK_SECS:-4}" "http://127.0.0.1:$PORT/500B.html" | awk '/requests in/ {print $1}')
     [ "${N:-0}" -gt 0 ] || { echo "$s: wrk made no request" >&2; exit 1; }
   else

@@ -435,15 +435,19 @@ fn valid_host(v: &[u8]) -> bool {
     let v = v.trim_ascii();
     let Some(rest) = v.strip_prefix(b"[") else {
         // A name, then digits after its colon: a colon is not a name byte,
-        // so the first one ends the name. Found by a word search and
-        // checked by two plain loops (one loop with a state for the port
-        // was about eight instructions a byte, on every request).
+        // so the first one ends the name. Found by a word search; each
+        // part is then checked without a branch per byte (a loop with a
+        // state for the port was about eight instructions a byte, and an
+        // early exit per byte about six, on every request).
         let (name, port) = match find_any(v, [b':']) {
             Some(i) => (&v[..i], &v[i + 1..]),
             None => (v, &[][..]),
         };
-        return name.iter().all(|&b| HOST_NAME_BYTE[b as usize])
-            && port.iter().all(u8::is_ascii_digit);
+        let name_ok = name
+            .iter()
+            .fold(true, |ok, &b| ok & HOST_NAME_BYTE[b as usize]);
+        let port_ok = port.iter().fold(true, |ok, &b| ok & b.is_ascii_digit());
+        return name_ok & port_ok;
     };
     let Some(end) = rest.iter().position(|&b| b == b']') else {
         return false;

@@ -98,6 +98,16 @@ impl StaticRoot {
 
     /// Answers GET, HEAD (and POST, served like GET) for a path.
     pub fn serve(&self, head: &RequestHead, raw_path: &str) -> Response {
+        if let StaticRoot::Embedded(files) = self {
+            // A path that is `/` and an embedded file's name is that
+            // file's key as it stands (the names hold no `%`, `/` or dot
+            // segment), so the decode is skipped for it: ~90 of a
+            // keep-alive request's ~4,000 instructions.
+            let exact = raw_path.strip_prefix('/').filter(|n| !n.is_empty());
+            if let Some((_, e)) = exact.and_then(|n| files.iter().find(|(f, _)| *f == n)) {
+                return respond(head, e);
+            }
+        }
         let Ok(key) = path_key(raw_path) else {
             return Response::error(400);
         };
@@ -265,5 +275,20 @@ pub fn content_type(path: &Path) -> &'static str {
         Some("woff2") => "font/woff2",
         Some("mp4") => "video/mp4",
         _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `serve` answers a path of `/` and an embedded name without
+    /// decoding it: that is right only while every name is its own key.
+    #[test]
+    fn embedded_names_are_their_own_keys() {
+        for (name, _) in EMBEDDED_FILES {
+            assert!(!name.is_empty() && !name.ends_with('/'), "{name:?}");
+            assert_eq!(path_key(&format!("/{name}")).unwrap(), name);
+        }
     }
 }

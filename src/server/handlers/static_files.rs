@@ -104,7 +104,7 @@ impl StaticRoot {
             // segment), so the decode is skipped for it: ~90 of a
             // keep-alive request's ~4,000 instructions.
             let exact = raw_path.strip_prefix('/').filter(|n| !n.is_empty());
-            if let Some((_, e)) = exact.and_then(|n| files.iter().find(|(f, _)| *f == n)) {
+            if let Some(e) = exact.and_then(|n| find_embedded(files, n)) {
                 return respond(head, e);
             }
         }
@@ -117,8 +117,8 @@ impl StaticRoot {
                 // The root is the one directory: `/` is its index, while
                 // `/index.html` names the file.
                 let name = if key.is_empty() { "index.html" } else { &key };
-                match files.iter().find(|(n, _)| *n == name) {
-                    Some((_, e)) => (e, key.is_empty()),
+                match find_embedded(files, name) {
+                    Some(e) => (e, key.is_empty()),
                     None => return Response::error(404),
                 }
             }
@@ -152,6 +152,11 @@ impl StaticRoot {
             _ => respond(head, entry),
         }
     }
+}
+
+/// The embedded file named `name` (a key: no leading slash).
+fn find_embedded<'a>(files: &'a [(&'static str, Entry)], name: &str) -> Option<&'a Entry> {
+    files.iter().find(|(n, _)| *n == name).map(|(_, e)| e)
 }
 
 /// 301 to a directory's URL with the slash it lacks, query kept.

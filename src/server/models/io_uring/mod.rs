@@ -43,6 +43,8 @@ enum Op {
     Stop,
     /// A cancel request's own completion (nothing to do).
     Cancel,
+    /// The TICK timeout op fired (or was cancelled with the ring).
+    Tick,
 }
 
 impl Op {
@@ -57,6 +59,7 @@ impl Op {
             Op::Wake,
             Op::Stop,
             Op::Cancel,
+            Op::Tick,
         ]
         .into_iter()
         .find(|op| *op as u8 == b)
@@ -166,7 +169,7 @@ mod tests {
 
     #[test]
     fn user_data_round_trips() {
-        for op in [Op::Accept, Op::Recv, Op::SpliceOut, Op::Cancel] {
+        for op in [Op::Accept, Op::Recv, Op::SpliceOut, Op::Cancel, Op::Tick] {
             for (token, gen) in [(0, 0), (9_999, 1), (u32::MAX as usize, (1 << GEN_BITS) - 1)] {
                 assert_eq!(decode(user_data(op, token, gen)), Some((op, token, gen)));
             }

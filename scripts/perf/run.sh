@@ -28,6 +28,13 @@
 #        models it judges: a ratio's two runs are then seconds apart.
 #        PERF_KA=on ...  keep-alive only (rows 1 and 6); PERF_KA=off, new
 #        connections only (row 2); default both
+#        PERF_RATE=20000 ...  rows 1/2/6 open loop: loadlab bench alone
+#        (wrk has no fixed rate) offers this many requests/s to every
+#        server, so each wake-up finds as many requests whatever the
+#        server's speed, and CPU per request compares code, not how a
+#        closed-loop client's pace batches them (see docs/PERFORMANCE.md).
+#        Pick a rate every server measured sustains on one core; the
+#        table's req/s says when one did not.
 # Rows 1/2/6 judge servers by their own CPU per request (user + system
 # time of the server's whole process tree, to the nanosecond) and context switches per
 # request, not by CPU 0's busy time, which counts anything else the shared
@@ -49,6 +56,11 @@ ROWS=${ROWS:-12345}
 # Connections the clients of rows 1/2/6 hold (issues 20 and 23 ask for 50 and 1000).
 CONC=${PERF_C:-50}
 [[ $CONC =~ ^[1-9][0-9]*$ ]] || { echo "PERF_C: a number of connections, e.g. PERF_C=1000 (got '$CONC')" >&2; exit 2; }
+# Offered requests/s (open loop), or empty for closed loop.
+RATE=${PERF_RATE:-}
+[[ -z $RATE || $RATE =~ ^[1-9][0-9]*$ ]] || { echo "PERF_RATE: requests per second, e.g. PERF_RATE=20000 (got '$RATE')" >&2; exit 2; }
+CLIENTS=(wrk loadlab)
+[ -n "$RATE" ] && CLIENTS=(loadlab)
 [[ $ROWS =~ ^[1-5]+$ ]] || { echo "ROWS: row numbers 1-5, e.g. ROWS=12 (got '$ROWS')" >&2; exit 2; }
 want() { [[ $ROWS == *$1* ]]; }
 # PERF_KA=on: keep-alive only (rows 1 and 6); off: new connections only.
@@ -170,6 +182,7 @@ PY
     loadlab)
       local k=()
       [ "$ka" = on ] && k=(-k)
+      [ -n "$RATE" ] && k+=(--rate "$RATE")
       taskset -c 1 "$BIN/loadlab" bench -q "${k[@]}" -c "$CONC" -t "$SECS" --threads 1 --format csv "$url" > "$o" 2>&1 || true
       # Columns by header name (docs/schema/bench-csv.md), not position.
       awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["requests_per_second"], $h["p99_ms"], $h["complete"]}' "$o" ;;
@@ -227,7 +240,7 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
     for s in "${order[@]}"; do
       start_server "$s" "$ka"
-      for c in wrk loadlab; do
+      for c in "${CLIENTS[@]}"; do
         echo "$round $ka $s $c $(client "$c" "$ka")" >> "$work/rows"
       done
       stop_server
@@ -238,8 +251,10 @@ done
 # records them): round, keep-alive, server, client, req/s, p99 ms,
 # requests, CPU 0 %, CPU 1 %, server CPU ns, server context switches.
 cp "$work/rows" "$OUT/servers-rounds.txt"
-python3 scripts/perf/servers.py "$work/rows" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
-python3 scripts/perf/servers.py --rounds "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
+rate_opt=()
+[ -n "$RATE" ] && rate_opt=(--rate "$RATE")
+python3 scripts/perf/servers.py "${rate_opt[@]}" "$work/rows" "$CONC" "${SERVERS[@]}" | tee "$OUT/servers.txt"
+python3 scripts/perf/servers.py --rounds "${rate_opt[@]}" "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
 # The raw rows too, so the tables can be made again (servers.py ROWS_FILE).
 cp "$work/rows" "$OUT/servers-raw.txt"
 fi

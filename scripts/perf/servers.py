@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Tables for the perf suite's rows 1, 2 and 6 (scripts/perf/run.sh).
 
-Usage: servers.py [--rounds] ROWS_FILE CONNECTIONS SERVER...
+Usage: servers.py [--rounds] [--rate R] ROWS_FILE CONNECTIONS SERVER...
        --rounds: every round's figures instead, one line per server and round
+       --rate R: the rows were run open loop at R requests/s offered
+       (run.sh's PERF_RATE; loadlab bench alone, wrk has no fixed rate)
 
 ROWS_FILE has one line per (round, keep-alive, server, client) run:
 round ka server client rps p99_ms requests cpu0_pct cpu1_pct cpu_ns switches
@@ -26,6 +28,9 @@ from signtest import interval, sign_test_k
 args = sys.argv[1:]
 every_round = args[:1] == ["--rounds"]
 args = args[1:] if every_round else args
+rate = None
+if args[:1] == ["--rate"]:
+    rate, args = args[1], args[2:]
 rows_file, conc, servers = args[0], args[1], args[2:]
 d = {}
 for line in open(rows_file):
@@ -35,6 +40,11 @@ for line in open(rows_file):
                               us=float(ns) / 1e3 / (float(n) or 1),
                               sw=float(sw) / (float(n) or 1))
 rounds = sorted({k[0] for k in d}, key=int)
+# The clients the rows hold, wrk first when there: the main table's
+# rate, p99, CPU and switch columns and the ungated ratios are its.
+clients = [c for c in ("wrk", "loadlab") if any(k[3] == c for k in d)]
+main = clients[0]
+load = f"open loop, {rate} requests/s offered" if rate else "closed loop"
 
 
 def per_round(ka, s, ref, c, field):
@@ -76,16 +86,17 @@ def pairs(present):
 
 
 if every_round:
-    print(f"| row | round | server | wrk req/s | server µs/req (wrk) | switches/req (wrk) "
-          f"| loadlab req/s | server µs/req (loadlab) | switches/req (loadlab) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for ka, row in (("on", f"1, keep-alive, c={conc}"), ("off", f"2, new connection, c={conc}")):
+    cols = "".join(f" {c} req/s | server µs/req ({c}) | switches/req ({c}) |" for c in clients)
+    print(f"| row | round | server |{cols}")
+    print("|---|---|---|" + "---|---|---|" * len(clients))
+    for ka, row in (("on", f"1, keep-alive, c={conc}, {load}"),
+                    ("off", f"2, new connection, c={conc}, {load}")):
         for r in rounds:
             for s in sorted({k[2] for k in d if k[1] == ka}, key=lambda s: (servers + [s]).index(s)):
-                w, lb = d.get((r, ka, s, "wrk")), d.get((r, ka, s, "loadlab"))
-                if w and lb:
-                    print(f"| {row} | {r} | {s} | {w['rps']:.0f} | {w['us']:.2f} | {w['sw']:.3f} "
-                          f"| {lb['rps']:.0f} | {lb['us']:.2f} | {lb['sw']:.3f} |")
+                runs = [d.get((r, ka, s, c)) for c in clients]
+                if all(runs):
+                    cells = "".join(f" {x['rps']:.0f} | {x['us']:.2f} | {x['sw']:.3f} |" for x in runs)
+                    print(f"| {row} | {r} | {s} |{cells}")
     sys.exit(0)
 
 for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
@@ -93,23 +104,22 @@ for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
     if not any(k[1] == ka for k in d):
         continue  # PERF_KA left this row out
     present = servers + (["nginx-nodefer", "reactors-nodefer"] if ka == "off" else [])
-    present = [s for s in present if all((r, ka, s, "wrk") in d for r in rounds)]
-    print(f"\n{title} (server on CPU 0, client on CPU 1; medians of {len(rounds)} rounds)")
-    print("(CPU 0 / CPU 1 %: how busy the server's and the client's core were under wrk, "
+    present = [s for s in present if all((r, ka, s, main) in d for r in rounds)]
+    print(f"\n{title}, {load} (server on CPU 0, client on CPU 1; medians of {len(rounds)} rounds)")
+    print(f"(CPU 0 / CPU 1 %: how busy the server's and the client's core were under {main}, "
           "the one at 100 % sets the rate; server µs/req and switches/req: the server's "
           "own process tree, all threads and processes)")
-    print("| server | wrk req/s | wrk p99 ms | loadlab req/s | loadlab p99 ms | req/s vs nginx (wrk) "
-          "| req/s vs floor (wrk) | CPU 0 % | CPU 1 % | server µs/req (wrk) | server µs/req (loadlab) "
-          "| switches/req (wrk) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    head = "".join(f" {c} req/s | {c} p99 ms |" for c in clients)
+    print(f"| server |{head} req/s vs nginx ({main}) | req/s vs floor ({main}) | CPU 0 % | CPU 1 % |"
+          + "".join(f" server µs/req ({c}) |" for c in clients) + f" switches/req ({main}) |")
+    print("|---|" + "---|---|" * len(clients) + "---|---|---|---|" + "---|" * len(clients) + "---|")
     for s in present:
-        print(f"| {s} | {med(ka, s, 'wrk', 'rps'):.0f} | {med(ka, s, 'wrk', 'p99'):.2f} "
-              f"| {med(ka, s, 'loadlab', 'rps'):.0f} | {med(ka, s, 'loadlab', 'p99'):.2f} "
-              f"| {st.median(per_round(ka, s, 'nginx', 'wrk', 'rps')):.2f} "
-              f"| {st.median(per_round(ka, s, 'floor', 'wrk', 'rps')):.2f} "
-              f"| {med(ka, s, 'wrk', 'cpu0'):.0f} | {med(ka, s, 'wrk', 'cpu1'):.0f} "
-              f"| {med(ka, s, 'wrk', 'us'):.2f} | {med(ka, s, 'loadlab', 'us'):.2f} "
-              f"| {med(ka, s, 'wrk', 'sw'):.3f} |")
+        rates = "".join(f" {med(ka, s, c, 'rps'):.0f} | {med(ka, s, c, 'p99'):.2f} |" for c in clients)
+        cpus = "".join(f" {med(ka, s, c, 'us'):.2f} |" for c in clients)
+        print(f"| {s} |{rates} {st.median(per_round(ka, s, 'nginx', main, 'rps')):.2f} "
+              f"| {st.median(per_round(ka, s, 'floor', main, 'rps')):.2f} "
+              f"| {med(ka, s, main, 'cpu0'):.0f} | {med(ka, s, main, 'cpu1'):.0f} |{cpus} "
+              f"{med(ka, s, main, 'sw'):.3f} |")
     k, cover = sign_test_k(len(rounds))
     print(f"\nServer CPU per request, ratios (median of per-round ratios (min-max); the median's "
           f"interval: the {k}th smallest to the {k}th largest round, which holds the true median "
@@ -117,7 +127,7 @@ for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
     print("| server | vs | client | CPU/req ratio | median's interval | every round | req/s ratio (min-max) |")
     print("|---|---|---|---|---|---|---|")
     for s, ref, gated in pairs(present):
-        for c in ("wrk", "loadlab") if gated else ("wrk",):
+        for c in clients if gated else (main,):
             cpu = per_round(ka, s, ref, c, "us")
             rps = per_round(ka, s, ref, c, "rps")
             print(f"| {s} | {ref} | {c} | {spread(cpu)} | {interval(cpu)} "

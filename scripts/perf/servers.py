@@ -120,6 +120,17 @@ for ka, title in (("on", f"Row 1/6: keep-alive, 500 B, c={conc}"),
               f"| {st.median(per_round(ka, s, 'floor', main, 'rps')):.2f} "
               f"| {med(ka, s, main, 'cpu0'):.0f} | {med(ka, s, main, 'cpu1'):.0f} |{cpus} "
               f"{med(ka, s, main, 'sw'):.3f} |")
+    if rate:
+        # A server that fell behind the offered rate found more requests
+        # per wake-up than the others: its CPU per request is not like
+        # for like, so every such round is named.
+        short = [f"{s} round {r} ({d[(r, ka, s, main)]['rps']:.0f} req/s)"
+                 for s in present for r in rounds
+                 if d[(r, ka, s, main)]["rps"] < 0.97 * float(rate)]
+        print("\nBehind the offered rate (under 97 %), so not comparable by CPU per request: "
+              + (", ".join(short) if short else "none"))
+        print("(CPU 0 % is /proc/stat's, which lags when the core idles often, as it does "
+              "at an offered rate: read the server's own µs/req instead)")
     k, cover = sign_test_k(len(rounds))
     print(f"\nServer CPU per request, ratios (median of per-round ratios (min-max); the median's "
           f"interval: the {k}th smallest to the {k}th largest round, which holds the true median "

@@ -18,7 +18,7 @@ use crate::server::handlers::App;
 use crate::server::offload::Offload;
 use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
-use crate::server::shutdown::{sweep_due, TICK};
+use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
 
@@ -28,6 +28,8 @@ const WAKER: Token = Token(usize::MAX - 1);
 /// The shutdown wake-up descriptor: every reactor wakes when shutdown
 /// begins and closes its listener at once, not one TICK later.
 const WAKE: Token = Token(usize::MAX - 2);
+/// The `TickTimer`, which bounds each wait instead of a timeout.
+const TIMER: Token = Token(usize::MAX - 3);
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
 pub(super) const READS_PER_TURN: usize = 16;
@@ -121,23 +123,30 @@ pub fn run_loop(
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
     let mut reactor = Reactor::new(listener, cfg, max_conns, offload)?;
-    if let Some(fd) = shutdown.wake_fd() {
-        use std::os::fd::AsRawFd;
-        let raw = fd.as_raw_fd();
-        reactor.poll.registry().register(
-            &mut mio::unix::SourceFd(&raw),
-            WAKE,
-            Interest::READABLE,
-        )?;
+    let timer = TickTimer::new();
+    let fds = [
+        (shutdown.wake_fd(), WAKE),
+        (timer.as_ref().map(|t| t.fd()), TIMER),
+    ];
+    for (fd, token) in fds {
+        if let Some(fd) = fd {
+            use std::os::fd::AsRawFd;
+            let raw = &fd.as_raw_fd();
+            let source = &mut mio::unix::SourceFd(raw);
+            reactor
+                .poll
+                .registry()
+                .register(source, token, Interest::READABLE)?;
+        }
     }
     let mut events = Events::with_capacity(1024);
     loop {
-        let timeout = if reactor.again.is_empty() && !reactor.accept_more {
-            TICK
+        let timeout = if !reactor.again.is_empty() || reactor.accept_more {
+            Some(Duration::ZERO)
         } else {
-            Duration::ZERO
+            timer.is_none().then_some(TICK)
         };
-        if let Err(e) = reactor.poll.poll(&mut events, Some(timeout)) {
+        if let Err(e) = reactor.poll.poll(&mut events, timeout) {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e.into());
             }
@@ -150,6 +159,9 @@ pub fn run_loop(
         reactor.serve_fresh(now, stopping);
         reactor.serve_ready(ready, now, stopping);
         reactor.sweep_if_due(now, stopping);
+        if std::mem::take(&mut reactor.tick_fired) {
+            timer.as_ref().map(TickTimer::arm);
+        }
         if stopping && reactor.stopped(now) {
             return Ok(());
         }
@@ -185,6 +197,8 @@ struct Reactor<'a> {
     /// Accepting is paused until then after running out of resources.
     accept_paused_until: Option<Instant>,
     last_sweep: Instant,
+    /// The TICK timer fired this round: it is armed again after the sweep.
+    tick_fired: bool,
     /// When shutdown was first seen.
     stop_started: Option<Instant>,
     /// Shared read buffer for connections between requests (see `drive`).
@@ -225,6 +239,7 @@ impl<'a> Reactor<'a> {
             accept_more: false,
             accept_paused_until: None,
             last_sweep: Instant::now(),
+            tick_fired: false,
             stop_started: None,
             scratch: vec![0u8; SCRATCH],
         })
@@ -238,6 +253,10 @@ impl<'a> Reactor<'a> {
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 self.accept_pending = true;
+                continue;
+            }
+            if ev.token() == TIMER {
+                self.tick_fired = true;
                 continue;
             }
             if ev.token() == WAKER || ev.token() == WAKE {

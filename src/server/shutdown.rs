@@ -40,10 +40,11 @@ pub fn sweep_due(last: &mut Instant, now: Instant, stop_started: Option<Instant>
 /// A one-shot timer that turns readable TICK after it is armed, for a loop
 /// that waits in epoll. Waiting without a timeout and waking on this
 /// instead spares the kernel arming and cancelling a timer at every wait,
-/// which is once a request when requests come one at a time: about 5 % of
-/// the event loop's CPU per request at c = 1000 and 60,000 requests/s
-/// (median of 10 paired rounds, docs/PERFORMANCE.md). The epoll floor
-/// waits without a timeout too.
+/// which is once a request when requests come one at a time. The epoll
+/// floor waits without a timeout too. At c = 1000 and 60,000 requests/s
+/// the event loop used 0.95 x the CPU per request it did with a timed wait
+/// (median of 10 paired rounds; the interval, 0.84-1.04, does not rule out
+/// no change: docs/results/timer-2026-11-27.md).
 pub struct TickTimer(TimerFd);
 
 impl TickTimer {

@@ -1,26 +1,29 @@
 //! One epoll reactor (mio, edge-triggered): non-blocking sockets, a slab of
 //! connections, accept and read/write until WouldBlock. Handlers' blocking
 //! work goes to the shared `Offload` pool; its responses come back through
-//! the reactor's `Inbox` and wake it with a mio `Waker`.
+//! the reactor's `Inbox` and wake it with a mio `Waker`. One connection and
+//! driving it: `socket`.
 
-use std::io::{self, Read};
+use std::io;
 use std::net::TcpListener;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener as MioListener, TcpStream};
+use mio::net::TcpListener as MioListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
-use crate::server::handlers::App;
 use crate::server::offload::Offload;
-use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
-use crate::server::task::TaskDone;
 use crate::server::{ServerConfig, Shutdown};
+
+mod socket;
+
+use socket::{close, drive, process, ClientSocket, Ctx, Done, Drive, Inbox};
+pub(super) use socket::{READS_PER_TURN, SCRATCH};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
@@ -30,11 +33,6 @@ const WAKER: Token = Token(usize::MAX - 1);
 const WAKE: Token = Token(usize::MAX - 2);
 /// The `TickTimer`, which bounds each wait instead of a timeout.
 const TIMER: Token = Token(usize::MAX - 3);
-/// Reads served for one connection per wake-up before others get a turn;
-/// a connection cut short is revisited on the next round.
-pub(super) const READS_PER_TURN: usize = 16;
-/// The reactor's shared read buffer for connections between requests.
-pub(super) const SCRATCH: usize = 64 * 1024;
 /// Connections accepted per round at most. A new connection is served
 /// before the next is accepted only within a round, so taking the whole
 /// backlog at once held every waiting connection in memory together: at
@@ -48,70 +46,6 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     let offload = Offload::start()
         .map_err(|e| anyhow::anyhow!("event-loop: cannot start the offload threads: {e}"))?;
     run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
-}
-
-/// A finished task's result on its way back to a reactor: slab token,
-/// connection generation (which tells a connection from a later one that
-/// reuses its token after it closed), result.
-type Done = (usize, u64, TaskDone);
-
-/// How finished tasks reach a reactor. A channel, not a mutex: the offload
-/// threads run at a lower priority, and one preempted while holding a
-/// lock the loop needs would stall the loop until it gets the CPU back.
-struct Inbox {
-    tx: Sender<Done>,
-    waker: Waker,
-}
-
-impl Inbox {
-    fn deliver(&self, done: Done) {
-        // Both best effort: a reactor that has gone needs neither.
-        let _ = self.tx.send(done);
-        let _ = self.waker.wake();
-    }
-}
-
-/// What driving a connection needs besides the connection itself.
-struct Ctx<'a> {
-    app: &'a App,
-    offload: &'a Offload,
-    inbox: &'a Arc<Inbox>,
-    stopping: bool,
-    /// The round's clock, read once after epoll_wait (nginx's cached
-    /// time): reads and writes are timed with it instead of a clock read
-    /// each, which cost two clock_gettime per request, about 2 % of the
-    /// loop's CPU at c=50 (perf). It runs late by at most the round's own
-    /// length, which READS_PER_TURN and WRITE_BUDGET bound per connection;
-    /// the deadlines it feeds are seconds long.
-    now: Instant,
-}
-
-/// A client's non-blocking socket, the session it carries, and what epoll
-/// last said about it.
-struct ClientSocket {
-    stream: TcpStream,
-    session: Session,
-    /// The socket may hold unread bytes. Cleared when a read comes back
-    /// short (the receive queue was drained), set by a readable event:
-    /// with edge triggering, bytes arriving later raise a new edge, so the
-    /// read that would only return WouldBlock is skipped (one syscall per
-    /// request fewer), and so is the read on a writable-only wake-up.
-    readable: bool,
-    /// The peer's FIN was reported: a short read does not mean drained,
-    /// the EOF is still to be read and no further edge will announce it.
-    read_closed: bool,
-    /// Which connection this is among all that held its slab token.
-    gen: u64,
-}
-
-/// What driving a connection left it needing.
-#[derive(PartialEq, Eq)]
-enum Drive {
-    /// Waiting for the socket (readable or writable edge).
-    Wait,
-    /// Cut short for fairness; drive again next round.
-    Again,
-    Close,
 }
 
 /// The reactor loop; also one reactor of the `reactors` model.
@@ -500,101 +434,4 @@ fn accept_all(
         }
     }
     Err(AcceptStop::Batch)
-}
-
-/// Moves a connection along as far as its socket allows. A connection
-/// between requests reads into `scratch`, so an idle one holds only a
-/// buffer the size of its last request, not a whole read buffer. A
-/// connection whose request left a job waits (no read, nothing to write)
-/// until `take_done` brings the response back.
-fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
-    let mut reads = 0;
-    loop {
-        if !c.session.out.is_empty() {
-            match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
-                Ok(Wrote::All) => c.session.on_write(ctx.now),
-                Ok(Wrote::Blocked) => return Drive::Wait,
-                // A fast reader of a large response takes its turn like
-                // everyone else; the socket still takes more, so no edge
-                // will come: revisited next round.
-                Ok(Wrote::Budget) => return Drive::Again,
-                Err(_) => return Drive::Close,
-            }
-            // Output drained: pipelined requests may be waiting.
-            process(c, token, ctx);
-            if !c.session.out.is_empty() {
-                continue;
-            }
-        }
-        if c.session.is_done() {
-            return Drive::Close;
-        }
-        if ctx.stopping {
-            c.session.close_after_response();
-        }
-        if !c.session.conn.wants_read() || !c.readable {
-            return Drive::Wait;
-        }
-        if reads == READS_PER_TURN {
-            return Drive::Again;
-        }
-        reads += 1;
-        let shared = c.session.conn.is_between_requests();
-        let buf = if shared {
-            &mut scratch[..]
-        } else {
-            c.session.conn.read_buf()
-        };
-        if buf.is_empty() {
-            return Drive::Wait;
-        }
-        let room = buf.len();
-        match c.stream.read(buf) {
-            Ok(0) => c.session.conn.feed_eof(),
-            Ok(n) => {
-                c.readable = n == room || c.read_closed;
-                if shared {
-                    c.session.conn.feed(&scratch[..n]);
-                } else {
-                    c.session.conn.filled(n);
-                }
-                c.session.on_read(ctx.now, n);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                c.readable = false;
-                return Drive::Wait;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return Drive::Close,
-        }
-        process(c, token, ctx);
-    }
-}
-
-/// Decodes and answers what the connection has received; blocking work
-/// the handlers left goes to the offload pool, its result to the inbox.
-fn process(c: &mut ClientSocket, token: usize, ctx: &Ctx) {
-    c.session.process(ctx.app);
-    if let Some(task) = c.session.take_task() {
-        let (inbox, gen) = (Arc::clone(ctx.inbox), c.gen);
-        ctx.offload.submit(
-            task,
-            Box::new(move |result| inbox.deliver((token, gen, result))),
-        );
-    }
-}
-
-fn close(conns: &mut Slab<ClientSocket>, token: usize) {
-    if let Some(mut c) = conns.try_remove(token) {
-        // No deregister: closing the socket removes it from the epoll set
-        // (it is never duplicated), and that saves an epoll_ctl per
-        // connection, which shows when every request has its own.
-        if c.session.conn.should_linger() {
-            // Best effort on a non-blocking socket: take what has already
-            // arrived so close does not turn into RST over the response.
-            let _ = c.stream.shutdown(std::net::Shutdown::Write);
-            let mut buf = [0u8; 4096];
-            while matches!(c.stream.read(&mut buf), Ok(n) if n > 0) {}
-        }
-    }
 }

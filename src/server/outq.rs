@@ -17,7 +17,7 @@ const COALESCE_MAX: usize = 16 * 1024;
 const HIGH_WATER: usize = 256 * 1024;
 /// Largest drained buffer kept for reuse (see `POOL`); a larger one,
 /// grown for a burst, is freed rather than held.
-const SPARE_MAX: usize = 64 * 1024;
+const POOL_BUF_MAX: usize = 64 * 1024;
 /// Most bytes of drained buffers one thread keeps for reuse: room for a
 /// batch of ~1,000 small responses in flight at once (io-uring's sends
 /// complete a round later), bounded so a burst is not held for good.
@@ -47,7 +47,7 @@ fn pooled_buf() -> Vec<u8> {
 
 /// Gives a drained buffer back to this thread's pool, or frees it.
 fn recycle_buf(mut b: Vec<u8>) {
-    if b.capacity() > SPARE_MAX {
+    if b.capacity() > POOL_BUF_MAX {
         return;
     }
     b.clear();
@@ -490,7 +490,7 @@ mod tests {
 
     /// The buffer a written response leaves is the one the thread's next
     /// response, on any connection, is encoded into (still cached); one
-    /// grown past SPARE_MAX is freed, and the pool keeps at most
+    /// grown past POOL_BUF_MAX is freed, and the pool keeps at most
     /// POOL_BYTES_MAX of buffers.
     #[test]
     fn the_next_response_reuses_the_buffer_the_last_one_left() {
@@ -515,9 +515,9 @@ mod tests {
 
             // Too large to keep: the next queue gets a new buffer.
             let mut big = OutQueue::default();
-            big.encode(|buf| buf.resize(SPARE_MAX + 1, 2));
+            big.encode(|buf| buf.resize(POOL_BUF_MAX + 1, 2));
             let big_ptr = tail_ptr(&big);
-            let mut sink = vec![0u8; SPARE_MAX + 1];
+            let mut sink = vec![0u8; POOL_BUF_MAX + 1];
             let reader = std::thread::spawn(move || {
                 io::Read::read_exact(&mut b, &mut sink).unwrap();
             });
@@ -527,8 +527,8 @@ mod tests {
             POOL.with(|p| assert!(p.borrow().0.iter().all(|v| v.as_ptr() != big_ptr)));
 
             // Bounded: buffers past POOL_BYTES_MAX are freed, not pooled.
-            for _ in 0..2 * POOL_BYTES_MAX / SPARE_MAX {
-                recycle_buf(Vec::with_capacity(SPARE_MAX));
+            for _ in 0..2 * POOL_BYTES_MAX / POOL_BUF_MAX {
+                recycle_buf(Vec::with_capacity(POOL_BUF_MAX));
             }
             POOL.with(|p| {
                 let p = p.borrow();

@@ -215,13 +215,7 @@ impl<'a> Reactor<'a> {
                 c.session.complete(result);
                 // Input may have filled the read buffer while the task
                 // ran: decode it now, since no read will come to do so.
-                let ctx = Ctx {
-                    app: &self.cfg.app,
-                    offload: self.offload,
-                    inbox: &self.inbox,
-                    stopping,
-                    now,
-                };
+                let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
                 process(c, token, &ctx);
                 ready.push(token);
             }
@@ -267,13 +261,7 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let ctx = Ctx {
-                app: &self.cfg.app,
-                offload: self.offload,
-                inbox: &self.inbox,
-                stopping,
-                now,
-            };
+            let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
             let d = drive(c, token, &ctx, &mut self.scratch);
             let registered = d != Drive::Close
                 && self
@@ -299,13 +287,7 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let ctx = Ctx {
-                app: &self.cfg.app,
-                offload: self.offload,
-                inbox: &self.inbox,
-                stopping,
-                now,
-            };
+            let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
             match drive(c, token, &ctx, &mut self.scratch) {
                 Drive::Wait => {
                     // Starts the clock of a phase the drive entered.
@@ -339,13 +321,7 @@ impl<'a> Reactor<'a> {
     /// and, with `close_idle`, closes connections that stay idle while
     /// stopping.
     fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
-        let ctx = Ctx {
-            app: &self.cfg.app,
-            offload: self.offload,
-            inbox: &self.inbox,
-            stopping,
-            now,
-        };
+        let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
         let mut dead = Vec::new();
         for (token, c) in self.conns.iter_mut() {
             let expired = c.session.deadline(now).is_some_and(|d| now >= d);

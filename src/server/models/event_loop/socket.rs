@@ -47,17 +47,37 @@ impl Inbox {
 
 /// What driving a connection needs besides the connection itself.
 pub(super) struct Ctx<'a> {
-    pub(super) app: &'a App,
-    pub(super) offload: &'a Offload,
-    pub(super) inbox: &'a Arc<Inbox>,
-    pub(super) stopping: bool,
+    app: &'a App,
+    offload: &'a Offload,
+    inbox: &'a Arc<Inbox>,
+    stopping: bool,
     /// The round's clock, read once after epoll_wait (nginx's cached
     /// time): reads and writes are timed with it instead of a clock read
     /// each, which cost two clock_gettime per request, about 2 % of the
     /// loop's CPU at c=50 (perf). It runs late by at most the round's own
     /// length, which READS_PER_TURN and WRITE_BUDGET bound per connection;
     /// the deadlines it feeds are seconds long.
-    pub(super) now: Instant,
+    now: Instant,
+}
+
+impl<'a> Ctx<'a> {
+    /// Takes the reactor's fields one by one rather than the reactor, so
+    /// that its connections stay free to borrow mutably beside it.
+    pub(super) fn new(
+        app: &'a App,
+        offload: &'a Offload,
+        inbox: &'a Arc<Inbox>,
+        stopping: bool,
+        now: Instant,
+    ) -> Self {
+        Ctx {
+            app,
+            offload,
+            inbox,
+            stopping,
+            now,
+        }
+    }
 }
 
 /// A client's non-blocking socket, the session it carries, and what epoll

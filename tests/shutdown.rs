@@ -24,7 +24,7 @@ const REFUSED_WITHIN: Duration = Duration::from_millis(250);
 const PROBE_FOR: Duration = Duration::from_millis(700);
 /// Probes that must begin after `REFUSED_WITHIN`. Counting them, not only
 /// the time, keeps the check meaningful when a busy host stalls the probing
-/// thread: CI once saw one probe begun at ~10 ms end after the whole probe
+/// thread: in CI one probe begun before the deadline ended after the whole
 /// window, so nothing after the deadline was tried at all.
 const LATE_PROBES: usize = 5;
 /// The probing stops by then whatever happened.

@@ -71,7 +71,21 @@ for s in "${SERVERS[@]}"; do
     --format csv "$url" >"$OUT/$s.csv"
   kill -INT "$PPID_"; wait "$PPID_" || true; PPID_=
   kill -TERM "$SPID"; wait "$SPID" 2>/dev/null || true; SPID=
-  # Requests answered, by the CSV's header (docs/schema/bench-csv.md).
-  awk -F, 'NR==1{for(i=1;i<=NF;i++)h[$i]=i} NR==2{print $h["complete"]}' "$OUT/$s.csv" >"$OUT/$s.n"
+  # Requests answered, by the CSV's header (docs/schema/bench-csv.md), and
+  # what makes CPU per request not like for like: failed or non-2xx
+  # answers, or a server that fell under 97 % of the offered rate (it then
+  # serves more requests per wake-up than the others). Kept in NAME.warn,
+  # which profile_cmp.py prints beside the figures.
+  awk -F, -v s="$s" -v rate="$RATE" -v warn="$OUT/$s.warn" '
+    NR==1 { for (i = 1; i <= NF; i++) h[$i] = i }
+    NR==2 {
+      print $h["complete"]
+      printf "" > warn
+      bad = $h["failed"] + $h["non_2xx"]
+      if (bad > 0) printf "%s: %d requests failed or were not 2xx: not like for like\n", s, bad > warn
+      if ($h["achieved_rate"] < 0.97 * rate)
+        printf "%s: answered %.0f of %d requests/s offered: it fell behind, not like for like\n", s, $h["achieved_rate"], rate > warn
+    }' "$OUT/$s.csv" >"$OUT/$s.n"
   echo "$s: $(cat "$OUT/$s.n") requests profiled -> $OUT/$s.data"
+  cat "$OUT/$s.warn" >&2
 done

@@ -43,6 +43,13 @@ def load(d, name):
     if not m:
         sys.exit(f"{name}: no samples in {path}")
     us = int(m.group(1)) / 1e3 / n
+    # profile.sh's reasons this server's figure is not like for like.
+    try:
+        with open(f"{d}/{name}.warn") as f:
+            for line in f:
+                print(f"WARNING {line.rstrip()}")
+    except OSError:
+        print(f"WARNING {name}: no {d}/{name}.warn, so failures and a missed rate are not checked")
     cost = collections.Counter()
     for line in rows.splitlines():
         m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(.*)$", line)

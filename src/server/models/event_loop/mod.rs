@@ -57,7 +57,7 @@ pub fn run_loop(
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
     let mut reactor = Reactor::new(listener, cfg, max_conns, offload)?;
-    let timer = TickTimer::new();
+    let mut timer = TickTimer::new();
     let fds = [
         (shutdown.wake_fd(), WAKE),
         (timer.as_ref().map(|t| t.fd()), TIMER),
@@ -93,8 +93,11 @@ pub fn run_loop(
         reactor.serve_fresh(now, stopping);
         reactor.serve_ready(ready, now, stopping);
         reactor.sweep_if_due(now, stopping);
-        if std::mem::take(&mut reactor.tick_fired) {
-            timer.as_ref().map(TickTimer::arm);
+        if std::mem::take(&mut reactor.tick_fired) && !timer.as_ref().is_some_and(TickTimer::arm) {
+            // Not re-armed (settime fails only on bad arguments), it would
+            // never fire again and deadlines would wait for traffic: bound
+            // the waits by TICK instead, as without a timer.
+            timer = None;
         }
         if stopping && reactor.stopped(now) {
             return Ok(());

@@ -130,7 +130,7 @@ impl ServeArgs {
         cfg.max_connections = self.max_connections;
         cfg.shutdown_grace = self.shutdown_grace;
         cfg.defer_accept = !self.no_defer_accept;
-        cfg.limits = limits;
+        cfg.limits = std::sync::Arc::new(limits);
         Ok(cfg)
     }
 

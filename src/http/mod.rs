@@ -18,7 +18,7 @@ pub mod response;
 pub(crate) mod scan;
 mod target;
 
-pub use conn::{encode_streamed, Event, Phase, ServerConn};
+pub use conn::{encode_streamed, Event, Phase, ServerConn, Warm};
 pub use error::ProtoError;
 pub use limits::Limits;
 pub use request::{BodyLength, Method, RequestHead, Version};

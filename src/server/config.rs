@@ -15,7 +15,8 @@ pub struct ServerConfig {
     /// Threads, processes or reactors, by model; 0 means the model's default
     /// (for thread-pool: a pool that grows on demand).
     pub workers: usize,
-    pub limits: Limits,
+    /// One copy that every connection's state points to.
+    pub limits: Arc<Limits>,
     /// Most connections open at once (per process for prefork); more wait
     /// in the listen queue.
     pub max_connections: usize,
@@ -32,7 +33,7 @@ impl ServerConfig {
         ServerConfig {
             model,
             workers: model.workers(None),
-            limits: Limits::default(),
+            limits: Arc::new(Limits::default()),
             max_connections: 10_000,
             shutdown_grace: Duration::from_secs(30),
             defer_accept: true,

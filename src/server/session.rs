@@ -9,6 +9,7 @@
 //! (`complete`). While it waits no read deadline runs (the server, not the
 //! client, is the slow party); the models' shutdown grace still bounds it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::deadlines::{header_allowance, Pace, RateWindow};
@@ -88,13 +89,13 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(limits: Limits) -> Self {
+    pub fn new(limits: impl Into<Arc<Limits>>) -> Self {
         Self::accepted_at(limits, Instant::now())
     }
 
     /// A session whose clocks started when the connection was accepted,
     /// which may be before it reached a worker (a thread pool's queue).
-    pub fn accepted_at(limits: Limits, now: Instant) -> Self {
+    pub fn accepted_at(limits: impl Into<Arc<Limits>>, now: Instant) -> Self {
         Session {
             conn: ServerConn::new(limits),
             out: OutQueue::default(),

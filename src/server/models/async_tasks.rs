@@ -146,7 +146,7 @@ fn serve_local(
 /// What every connection's task shares.
 struct Shared {
     app: Arc<App>,
-    limits: Limits,
+    limits: Arc<Limits>,
     stop: Stop,
     /// Tasks out on blocking threads (see `JOBS_MAX`).
     jobs: AtomicUsize,

@@ -14,15 +14,17 @@ use mio::net::TcpListener as MioListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
+use crate::http::Warm;
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::offload::Offload;
+use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::{ServerConfig, Shutdown};
 
 mod socket;
 
-use socket::{close, drive, process, ClientSocket, Ctx, Done, Drive, Inbox};
+use socket::{close, drive, process, ClientSocket, Ctx, Done, Drive, Inbox, Scratch};
 pub(super) use socket::{READS_PER_TURN, SCRATCH};
 
 const LISTENER: Token = Token(usize::MAX);
@@ -139,7 +141,7 @@ struct Reactor<'a> {
     /// When shutdown was first seen.
     stop_started: Option<Instant>,
     /// Shared read buffer for connections between requests (see `drive`).
-    scratch: Vec<u8>,
+    scratch: Scratch,
 }
 
 impl<'a> Reactor<'a> {
@@ -178,7 +180,10 @@ impl<'a> Reactor<'a> {
             last_sweep: Instant::now(),
             tick_fired: false,
             stop_started: None,
-            scratch: vec![0u8; SCRATCH],
+            scratch: Scratch {
+                bytes: vec![0u8; SCRATCH],
+                warm: Warm::default(),
+            },
         })
     }
 
@@ -187,6 +192,12 @@ impl<'a> Reactor<'a> {
     fn take_ready(&mut self, events: &Events) -> Vec<usize> {
         let mut ready = std::mem::take(&mut self.ready);
         ready.append(&mut self.again);
+        // Every connection of the round asked for at once (see `prefetch`).
+        for ev in events.iter() {
+            if let Some(c) = self.conns.get(ev.token().0) {
+                prefetch(c);
+            }
+        }
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 self.accept_pending = true;
@@ -380,7 +391,7 @@ fn accept_all(
     listener: &MioListener,
     conns: &mut Slab<ClientSocket>,
     max_conns: usize,
-    limits: &crate::http::Limits,
+    limits: &Arc<crate::http::Limits>,
     fresh: &mut Vec<usize>,
     next_gen: &mut u64,
 ) -> Result<(), AcceptStop> {
@@ -394,7 +405,7 @@ fn accept_all(
                 // triggering no epoll_ctl is needed per request.
                 fresh.push(conns.insert(ClientSocket {
                     stream,
-                    session: Session::new(limits.clone()),
+                    session: Session::new(Arc::clone(limits)),
                     readable: true,
                     read_closed: false,
                     gen: *next_gen,

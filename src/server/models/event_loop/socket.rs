@@ -12,6 +12,7 @@ use mio::net::TcpStream;
 use mio::Waker;
 use slab::Slab;
 
+use crate::http::Warm;
 use crate::server::handlers::App;
 use crate::server::offload::Offload;
 use crate::server::outq::{Wrote, WRITE_BUDGET};
@@ -98,6 +99,14 @@ pub(super) struct ClientSocket {
     pub(super) gen: u64,
 }
 
+/// What a reactor lends the connection it drives: a read buffer for
+/// connections between requests, and buffers to copy and parse a request
+/// in while the cache holds them.
+pub(super) struct Scratch {
+    pub(super) bytes: Vec<u8>,
+    pub(super) warm: Warm,
+}
+
 /// What driving a connection left it needing.
 #[derive(PartialEq, Eq)]
 pub(super) enum Drive {
@@ -113,7 +122,7 @@ pub(super) enum Drive {
 /// buffer the size of its last request, not a whole read buffer. A
 /// connection whose request left a job waits (no read, nothing to write)
 /// until `take_done` brings the response back.
-pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
+pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut Scratch) -> Drive {
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
@@ -147,7 +156,7 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
         reads += 1;
         let shared = c.session.conn.is_between_requests();
         let buf = if shared {
-            &mut scratch[..]
+            &mut scratch.bytes[..]
         } else {
             c.session.conn.read_buf()
         };
@@ -160,10 +169,16 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
             Ok(n) => {
                 c.readable = n == room || c.read_closed;
                 if shared {
-                    c.session.conn.feed(&scratch[..n]);
-                } else {
-                    c.session.conn.filled(n);
+                    // The reactor's warm buffers, for this request only
+                    // (see `Warm`).
+                    c.session.conn.swap_warm(&mut scratch.warm);
+                    c.session.conn.feed(&scratch.bytes[..n]);
+                    c.session.on_read(ctx.now, n);
+                    process(c, token, ctx);
+                    c.session.conn.swap_warm(&mut scratch.warm);
+                    continue;
                 }
+                c.session.conn.filled(n);
                 c.session.on_read(ctx.now, n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {

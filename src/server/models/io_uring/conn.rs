@@ -3,6 +3,7 @@
 //! operations it needs next (receive, send, splice), as submission entries
 //! for the worker's next batch.
 
+use std::cell::Cell;
 use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use io_uring::{opcode, squeue, types};
 
 use super::ring::BUF_GROUP;
 use super::{user_data, Op};
+use crate::http::Warm;
 use crate::server::handlers::App;
 use crate::server::offload::Offload;
 use crate::server::outq::Front;
@@ -61,6 +63,9 @@ pub struct Ctx<'a> {
     pub inbox: &'a Arc<Inbox>,
     pub stopping: bool,
     pub now: Instant,
+    /// The worker's warm buffers, lent to the connection it serves (see
+    /// `Warm`); in a `Cell` as a connection gets `Ctx` shared.
+    pub warm: &'a Cell<Warm>,
 }
 
 /// The connection's output operation in flight, if any.
@@ -186,13 +191,22 @@ impl Conn {
                 self.session.close_after_response();
             }
             let rest = &src[taken..];
-            let n = if self.session.conn.is_between_requests() {
-                // No read buffer of its own between requests: an idle
-                // connection holds only what its request needs.
+            if self.session.conn.is_between_requests() {
+                // No read buffer of its own between requests: the
+                // worker's warm buffers, lent for this request; an idle
+                // connection holds only what its request left.
                 let n = rest.len().min(super::RECV_BUF_SIZE);
+                let mut warm = ctx.warm.take();
+                self.session.conn.swap_warm(&mut warm);
                 self.session.conn.feed(&rest[..n]);
-                n
-            } else {
+                self.session.on_read(ctx.now, n);
+                self.process(ctx, token);
+                self.session.conn.swap_warm(&mut warm);
+                ctx.warm.set(warm);
+                taken += n;
+                continue;
+            }
+            let n = {
                 let buf = self.session.conn.read_buf();
                 let n = buf.len().min(rest.len());
                 if n == 0 {

@@ -4,6 +4,7 @@
 //! deadlines and shutdown are seen), handles the completions, then drives
 //! the connections they touched.
 
+use std::cell::Cell;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -18,8 +19,10 @@ use slab::Slab;
 use super::conn::{cancel, Conn, Ctx, Done, Inbox};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
+use crate::http::Warm;
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::offload::Offload;
+use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::{ServerConfig, Shutdown};
@@ -99,6 +102,8 @@ struct Worker<'a> {
     cqes: Vec<(u64, i32, u32)>,
     /// Connections to drive this round.
     touched: Vec<usize>,
+    /// Lent to the connection being served (see `Warm`).
+    warm: Cell<Warm>,
     last_sweep: Instant,
     stop_started: Option<Instant>,
 }
@@ -145,6 +150,7 @@ impl<'a> Worker<'a> {
             sqes: Vec::new(),
             cqes: Vec::new(),
             touched: Vec::new(),
+            warm: Cell::default(),
             last_sweep: Instant::now(),
             stop_started: None,
         })
@@ -270,6 +276,12 @@ impl<'a> Worker<'a> {
                 .map(|c| (c.user_data(), c.result(), c.flags())),
         );
         let mut cqes = std::mem::take(&mut self.cqes);
+        // Every connection of the round asked for at once (see `prefetch`).
+        for &(ud, _, _) in &cqes {
+            if let Some(c) = decode(ud).and_then(|(_, token, _)| self.conns.get(token)) {
+                prefetch(c);
+            }
+        }
         for &(ud, res, flags) in &cqes {
             let Some((op, token, gen)) = decode(ud) else {
                 continue;
@@ -311,7 +323,7 @@ impl<'a> Worker<'a> {
             let sock = unsafe { TcpStream::from_raw_fd(res) };
             let gen = self.next_gen;
             self.next_gen = (self.next_gen + 1) & ((1 << super::GEN_BITS) - 1);
-            let session = Session::accepted_at(self.cfg.limits.clone(), now);
+            let session = Session::accepted_at(Arc::clone(&self.cfg.limits), now);
             let token = self.conns.insert(Conn::new(sock, session, gen));
             self.touch(token);
             return;
@@ -345,6 +357,7 @@ impl<'a> Worker<'a> {
             inbox: &self.inbox,
             stopping,
             now,
+            warm: &self.warm,
         };
         let more = cqueue::more(flags);
         if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
@@ -398,6 +411,7 @@ impl<'a> Worker<'a> {
                 inbox: &self.inbox,
                 stopping,
                 now,
+                warm: &self.warm,
             };
             let Some(c) = self.conns.get_mut(token) else {
                 continue;

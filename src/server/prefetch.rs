@@ -1,0 +1,27 @@
+//! Asking the CPU for a connection's state all at once, before it is used.
+//!
+//! Why: at c = 1000 a connection's state is out of the cache by the time
+//! its next event comes, and driving it touches a dozen of its cache lines
+//! one after another, each a wait for memory (perf put most of the event
+//! loop's own samples on the first touch of a line). Asked for together,
+//! the lines arrive in about the time of one. Measured with
+//! scripts/perf/pair.sh: about 1 % of the models' CPU per request.
+
+/// Starts loading every cache line of `x` into the cache, without waiting.
+#[inline]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let start = (x as *const T).cast::<i8>();
+        let mut off = 0;
+        while off < std::mem::size_of::<T>() {
+            // SAFETY: a prefetch is only a hint: it reads nothing the
+            // program sees and cannot fault, and the address is within `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(off)) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}

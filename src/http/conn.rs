@@ -92,9 +92,8 @@ pub struct ServerConn {
     /// frees were ~4 % of a request's user-space instructions).
     spare: HeadBuffers,
     state: State,
-    /// Shared by every connection of a server: a copy in each was 128
-    /// of its bytes, and at c = 1000 the connections' state no longer fit
-    /// the cache beside the kernel's (see `Warm`).
+    /// Shared by every connection of a server: a copy in each was 128 of
+    /// its ~830 bytes in io-uring, at E3's 10,000 connections 1.2 MiB.
     limits: Arc<Limits>,
     max_body: u64,
     body_read: u64,

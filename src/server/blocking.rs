@@ -4,6 +4,7 @@
 use std::io::{self, Read};
 use std::net::{Shutdown as NetShutdown, TcpStream};
 use std::os::fd::AsFd;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::handlers::App;
@@ -51,7 +52,7 @@ pub fn serve(
     mut stream: TcpStream,
     accepted: Instant,
     app: &App,
-    limits: &Limits,
+    limits: &Arc<Limits>,
     shutdown: &Shutdown,
     grace: Duration,
     feed: &dyn Feed,
@@ -60,7 +61,7 @@ pub fn serve(
     // are noticed without a timer thread.
     let _ = stream.set_read_timeout(Some(TICK));
     let _ = stream.set_write_timeout(Some(TICK));
-    let mut s = Session::accepted_at(limits.clone(), accepted);
+    let mut s = Session::accepted_at(Arc::clone(limits), accepted);
     // Deadlines wait for one read: a connection whose clock ran out in
     // the queue may have sent its request meanwhile.
     let mut read_once = false;

@@ -6,7 +6,9 @@
 # Usage: scripts/perf/pair.sh [ROUNDS] [SECONDS]   (defaults 9 and 4)
 #   PAIRS  "REF:SERVER ..." (default: the three pairs issues 20 and 23
 #          set targets for); REF and SERVER are floor, floor-uring or a
-#          loadlab model (--workers 1)
+#          loadlab model (--workers 1), or MODEL@BINARY for that model of
+#          another loadlab build, to pair a change against the code before
+#          it, e.g. PAIRS="io-uring@/tmp/before/loadlab:io-uring"
 #   RATE   requests/s offered in all, half to each server (default 60000);
 #          C connections to each (default 1000)
 #
@@ -36,6 +38,9 @@ for v in ROUNDS SECS RATE C; do
 done
 for p in $PAIRS; do
   [[ $p == *:* ]] || { echo "PAIRS: REF:SERVER pairs, e.g. floor:event-loop (got '$p')" >&2; exit 2; }
+  for side in "${p%%:*}" "${p#*:}"; do
+    [[ $side != *@* || -x ${side#*@} ]] || { echo "PAIRS: ${side#*@} is not an executable loadlab (in '$p')" >&2; exit 2; }
+  done
 done
 cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
 OUT=${CARGO_TARGET_DIR:-target}/perf
@@ -59,6 +64,7 @@ serve() {
   case $1 in
     floor) taskset -c 0 "$BIN/floor_server" "$2" >/dev/null & ;;
     floor-uring) taskset -c 0 "$BIN/floor_uring" "$2" >/dev/null & ;;
+    *@*) taskset -c 0 "${1#*@}" serve --model "${1%%@*}" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
     *) taskset -c 0 "$BIN/loadlab" serve --model "$1" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
   esac
   SPID=$!

@@ -29,6 +29,7 @@
 # name, instructions, requests, instructions per request.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/perf/lib.sh
 
 N=${1:-20000}
 shift || true
@@ -61,9 +62,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# Under callgrind a server takes seconds to start: wait up to 60 s.
-wait_port() { for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 bench() { "$BIN/loadlab" bench -q -S "${KEEP_ALIVE[@]}" -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
 
 # callgrind_control's command is only read when the server runs: one that
@@ -91,7 +89,8 @@ for s in "${SERVERS[@]}"; do
   out="$work/$s.out"
   valgrind --tool=callgrind --compress-strings=no --compress-pos=no ${CALLGRIND_OPTS:-} --callgrind-out-file="$out.%p" "${cmd[@]}" >/dev/null 2>"$work/$s.log" &
   SPID=$!
-  wait_port "$PORT" || { echo "$s did not start; see its log:" >&2; cat "$work/$s.log" >&2; exit 1; }
+  # Under callgrind a server takes seconds to start: up to 60 s.
+  wait_port "$PORT" 60 || { echo "$s did not start; see its log:" >&2; cat "$work/$s.log" >&2; exit 1; }
   bench 2000
   control -z
   if [ "$CLIENT" = wrk ]; then

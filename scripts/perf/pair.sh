@@ -27,6 +27,7 @@
 # (scripts/perf/pair_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/perf/lib.sh
 ROUNDS=${1:-9}
 SECS=${2:-4}
 # model subset: issues 20 and 23 hold these three to their floors.
@@ -57,8 +58,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 ulimit -n 20000
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 # serve NAME PORT: starts it on CPU 0 and records its pid in SPID.
 serve() {
   case $1 in

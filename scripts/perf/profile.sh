@@ -24,6 +24,7 @@
 # by SECS and stops by itself.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/perf/lib.sh
 
 SERVERS=("$@")
 [ ${#SERVERS[@]} -gt 0 ] || SERVERS=(floor-uring io-uring)
@@ -48,9 +49,6 @@ cleanup() {
   true
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 for s in "${SERVERS[@]}"; do
   PORT=$(free_port)

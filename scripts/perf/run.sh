@@ -50,6 +50,7 @@ set -euo pipefail
 # read the rest of it from the wrong place.
 {
 cd "$(dirname "$0")/../.."
+. scripts/perf/lib.sh
 ROUNDS=${1:-7}
 SECS=${2:-3}
 ROWS=${ROWS:-12345}
@@ -94,8 +95,6 @@ os.makedirs(sys.argv[1], exist_ok=True)
 PY
 # The embedded docroot, byte for byte, for nginx.
 for f in 500B.html 20KB.html index.html; do cp "assets/docroot/$f" "$work/root/$f"; done
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 # start_server NAME KEEPALIVE -> sets PORT, SPID
 start_server() {

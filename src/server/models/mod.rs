@@ -7,6 +7,7 @@ pub mod async_tasks;
 pub mod event_loop;
 pub mod io_uring;
 pub mod iterative;
+mod loop_ctx;
 pub mod prefork;
 pub mod reactors;
 pub mod thread_per_conn;

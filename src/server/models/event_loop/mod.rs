@@ -14,7 +14,6 @@ use mio::net::TcpListener as MioListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
-use crate::http::Warm;
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
@@ -24,7 +23,8 @@ use crate::server::{ServerConfig, Shutdown};
 
 mod socket;
 
-use socket::{close, drive, process, ClientSocket, Ctx, Done, Drive, Inbox, Scratch};
+use super::loop_ctx::{Done, Env};
+use socket::{close, drive, process, ClientSocket, Drive};
 pub(super) use socket::{READS_PER_TURN, SCRATCH};
 
 const LISTENER: Token = Token(usize::MAX);
@@ -110,9 +110,7 @@ pub fn run_loop(
 /// One reactor's state between wake-ups: its listener, its connections and
 /// what is left to do for them.
 struct Reactor<'a> {
-    cfg: &'a ServerConfig,
-    offload: &'a Offload,
-    inbox: Arc<Inbox>,
+    env: Env<'a, Waker>,
     done: Receiver<Done>,
     /// The generation the next accepted connection gets.
     next_gen: u64,
@@ -141,7 +139,7 @@ struct Reactor<'a> {
     /// When shutdown was first seen.
     stop_started: Option<Instant>,
     /// Shared read buffer for connections between requests (see `drive`).
-    scratch: Scratch,
+    scratch: Vec<u8>,
 }
 
 impl<'a> Reactor<'a> {
@@ -157,14 +155,9 @@ impl<'a> Reactor<'a> {
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
         let (tx, done) = channel();
-        let inbox = Arc::new(Inbox {
-            tx,
-            waker: Waker::new(poll.registry(), WAKER)?,
-        });
+        let waker = Waker::new(poll.registry(), WAKER)?;
         Ok(Reactor {
-            cfg,
-            offload,
-            inbox,
+            env: Env::new(cfg, offload, tx, waker),
             done,
             next_gen: 0,
             poll,
@@ -180,10 +173,7 @@ impl<'a> Reactor<'a> {
             last_sweep: Instant::now(),
             tick_fired: false,
             stop_started: None,
-            scratch: Scratch {
-                bytes: vec![0u8; SCRATCH],
-                warm: Warm::default(),
-            },
+            scratch: vec![0u8; SCRATCH],
         })
     }
 
@@ -229,7 +219,7 @@ impl<'a> Reactor<'a> {
                 c.session.complete(result);
                 // Input may have filled the read buffer while the task
                 // ran: decode it now, since no read will come to do so.
-                let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
+                let ctx = self.env.ctx(now, stopping);
                 process(c, token, &ctx);
                 ready.push(token);
             }
@@ -253,7 +243,7 @@ impl<'a> Reactor<'a> {
             l,
             &mut self.conns,
             self.max_conns,
-            &self.cfg.limits,
+            &self.env.cfg.limits,
             &mut self.fresh,
             &mut self.next_gen,
         ) {
@@ -275,7 +265,7 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
+            let ctx = self.env.ctx(now, stopping);
             let d = drive(c, token, &ctx, &mut self.scratch);
             let registered = d != Drive::Close
                 && self
@@ -301,7 +291,7 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
-            let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
+            let ctx = self.env.ctx(now, stopping);
             match drive(c, token, &ctx, &mut self.scratch) {
                 Drive::Wait => {
                     // Starts the clock of a phase the drive entered.
@@ -335,7 +325,7 @@ impl<'a> Reactor<'a> {
     /// and, with `close_idle`, closes connections that stay idle while
     /// stopping.
     fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
-        let ctx = Ctx::new(&self.cfg.app, self.offload, &self.inbox, stopping, now);
+        let ctx = self.env.ctx(now, stopping);
         let mut dead = Vec::new();
         for (token, c) in self.conns.iter_mut() {
             let expired = c.session.deadline(now).is_some_and(|d| now >= d);
@@ -371,7 +361,7 @@ impl<'a> Reactor<'a> {
             let _ = self.poll.registry().deregister(&mut l);
             self.stop_started = Some(now);
         }
-        let deadline = self.stop_started.map(|t| t + self.cfg.shutdown_grace);
+        let deadline = self.stop_started.map(|t| t + self.env.cfg.shutdown_grace);
         self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
     }
 }

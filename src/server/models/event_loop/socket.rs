@@ -4,20 +4,14 @@
 //! reactor's inbox). The reactor (`super`) decides when.
 
 use std::io::{self, Read};
-use std::sync::mpsc::Sender;
-use std::sync::Arc;
-use std::time::Instant;
 
 use mio::net::TcpStream;
 use mio::Waker;
 use slab::Slab;
 
-use crate::http::Warm;
-use crate::server::handlers::App;
-use crate::server::offload::Offload;
+use crate::server::models::loop_ctx::{self, Wake};
 use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
-use crate::server::task::TaskDone;
 
 /// Reads served for one connection per wake-up before others get a turn;
 /// a connection cut short is revisited on the next round.
@@ -25,61 +19,16 @@ pub(in crate::server::models) const READS_PER_TURN: usize = 16;
 /// The reactor's shared read buffer for connections between requests.
 pub(in crate::server::models) const SCRATCH: usize = 64 * 1024;
 
-/// A finished task's result on its way back to a reactor: slab token,
-/// connection generation (which tells a connection from a later one that
-/// reuses its token after it closed), result.
-pub(super) type Done = (usize, u64, TaskDone);
-
-/// How finished tasks reach a reactor. A channel, not a mutex: the offload
-/// threads run at a lower priority, and one preempted while holding a
-/// lock the loop needs would stall the loop until it gets the CPU back.
-pub(super) struct Inbox {
-    pub(super) tx: Sender<Done>,
-    pub(super) waker: Waker,
-}
-
-impl Inbox {
-    fn deliver(&self, done: Done) {
-        // Both best effort: a reactor that has gone needs neither.
-        let _ = self.tx.send(done);
-        let _ = self.waker.wake();
+/// The reactor's wake-up when a task's result is in its inbox.
+impl Wake for Waker {
+    fn wake(&self) {
+        // Best effort: a reactor that has gone needs no waking.
+        let _ = Waker::wake(self);
     }
 }
 
 /// What driving a connection needs besides the connection itself.
-pub(super) struct Ctx<'a> {
-    app: &'a App,
-    offload: &'a Offload,
-    inbox: &'a Arc<Inbox>,
-    stopping: bool,
-    /// The round's clock, read once after epoll_wait (nginx's cached
-    /// time): reads and writes are timed with it instead of a clock read
-    /// each, which cost two clock_gettime per request, about 2 % of the
-    /// loop's CPU at c=50 (perf). It runs late by at most the round's own
-    /// length, which READS_PER_TURN and WRITE_BUDGET bound per connection;
-    /// the deadlines it feeds are seconds long.
-    now: Instant,
-}
-
-impl<'a> Ctx<'a> {
-    /// Takes the reactor's fields one by one rather than the reactor, so
-    /// that its connections stay free to borrow mutably beside it.
-    pub(super) fn new(
-        app: &'a App,
-        offload: &'a Offload,
-        inbox: &'a Arc<Inbox>,
-        stopping: bool,
-        now: Instant,
-    ) -> Self {
-        Ctx {
-            app,
-            offload,
-            inbox,
-            stopping,
-            now,
-        }
-    }
-}
+pub(super) type Ctx<'a> = loop_ctx::Ctx<'a, Waker>;
 
 /// A client's non-blocking socket, the session it carries, and what epoll
 /// last said about it.
@@ -99,14 +48,6 @@ pub(super) struct ClientSocket {
     pub(super) gen: u64,
 }
 
-/// What a reactor lends the connection it drives: a read buffer for
-/// connections between requests, and buffers to copy and parse a request
-/// in while the cache holds them.
-pub(super) struct Scratch {
-    pub(super) bytes: Vec<u8>,
-    pub(super) warm: Warm,
-}
-
 /// What driving a connection left it needing.
 #[derive(PartialEq, Eq)]
 pub(super) enum Drive {
@@ -118,11 +59,11 @@ pub(super) enum Drive {
 }
 
 /// Moves a connection along as far as its socket allows. A connection
-/// between requests reads into `scratch`, so an idle one holds only a
-/// buffer the size of its last request, not a whole read buffer. A
+/// between requests reads into the reactor's `scratch` and is served in
+/// its warm buffers, so an idle one holds no buffers. A
 /// connection whose request left a job waits (no read, nothing to write)
 /// until `take_done` brings the response back.
-pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut Scratch) -> Drive {
+pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
     let mut reads = 0;
     loop {
         if !c.session.out.is_empty() {
@@ -156,7 +97,7 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
         reads += 1;
         let shared = c.session.conn.is_between_requests();
         let buf = if shared {
-            &mut scratch.bytes[..]
+            &mut *scratch
         } else {
             c.session.conn.read_buf()
         };
@@ -169,13 +110,7 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
             Ok(n) => {
                 c.readable = n == room || c.read_closed;
                 if shared {
-                    // The reactor's warm buffers, for this request only
-                    // (see `Warm`).
-                    c.session.conn.swap_warm(&mut scratch.warm);
-                    c.session.conn.feed(&scratch.bytes[..n]);
-                    c.session.on_read(ctx.now, n);
-                    process(c, token, ctx);
-                    c.session.conn.swap_warm(&mut scratch.warm);
+                    ctx.serve_lent(&mut c.session, &scratch[..n], token, c.gen);
                     continue;
                 }
                 c.session.conn.filled(n);
@@ -192,17 +127,10 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
     }
 }
 
-/// Decodes and answers what the connection has received; blocking work
-/// the handlers left goes to the offload pool, its result to the inbox.
+/// Decodes and answers what the connection has received (see
+/// `loop_ctx::Ctx::process`).
 pub(super) fn process(c: &mut ClientSocket, token: usize, ctx: &Ctx) {
-    c.session.process(ctx.app);
-    if let Some(task) = c.session.take_task() {
-        let (inbox, gen) = (Arc::clone(ctx.inbox), c.gen);
-        ctx.offload.submit(
-            task,
-            Box::new(move |result| inbox.deliver((token, gen, result))),
-        );
-    }
+    ctx.process(&mut c.session, token, c.gen);
 }
 
 pub(super) fn close(conns: &mut Slab<ClientSocket>, token: usize) {

@@ -3,19 +3,15 @@
 //! operations it needs next (receive, send, splice), as submission entries
 //! for the worker's next batch.
 
-use std::cell::Cell;
 use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
 use std::time::Instant;
 
 use io_uring::{opcode, squeue, types};
 
 use super::ring::BUF_GROUP;
 use super::{user_data, Op};
-use crate::http::Warm;
-use crate::server::handlers::App;
-use crate::server::offload::Offload;
+use crate::server::models::loop_ctx::{self, Wake};
 use crate::server::outq::Front;
 use crate::server::session::Session;
 use crate::server::task::TaskDone;
@@ -35,38 +31,21 @@ const SPLICE_CHUNK: u32 = 64 * 1024;
 /// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
 const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
 
-/// A finished task on its way back to a ring: token, generation, result.
-pub type Done = (usize, u32, TaskDone);
+/// A ring's wake-up when a task's result is in its inbox: an eventfd the
+/// ring keeps a read on.
+pub struct EventFd(pub OwnedFd);
 
-/// How finished tasks reach a ring: a channel, and an eventfd the ring
-/// keeps a read on, so a write wakes the worker.
-pub struct Inbox {
-    pub tx: std::sync::mpsc::Sender<Done>,
-    pub efd: OwnedFd,
-}
-
-impl Inbox {
-    fn deliver(&self, done: Done) {
-        // Best effort: a worker that has gone needs neither.
-        let _ = self.tx.send(done);
+impl Wake for EventFd {
+    fn wake(&self) {
         let one = 1u64;
-        // SAFETY: writes 8 bytes from a live u64 to an eventfd this inbox
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd this waker
         // owns; a full counter still leaves it readable.
-        unsafe { libc::write(self.efd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        unsafe { libc::write(self.0.as_raw_fd(), (&one as *const u64).cast(), 8) };
     }
 }
 
 /// What driving a connection needs besides the connection itself.
-pub struct Ctx<'a> {
-    pub app: &'a App,
-    pub offload: &'a Offload,
-    pub inbox: &'a Arc<Inbox>,
-    pub stopping: bool,
-    pub now: Instant,
-    /// The worker's warm buffers, lent to the connection it serves (see
-    /// `Warm`); in a `Cell` as a connection gets `Ctx` shared.
-    pub warm: &'a Cell<Warm>,
-}
+pub type Ctx<'a> = loop_ctx::Ctx<'a, EventFd>;
 
 /// The connection's output operation in flight, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,17 +171,10 @@ impl Conn {
             }
             let rest = &src[taken..];
             if self.session.conn.is_between_requests() {
-                // No read buffer of its own between requests: the
-                // worker's warm buffers, lent for this request; an idle
-                // connection holds only what its request left.
+                // No read buffer of its own between requests: served in
+                // the worker's warm buffers.
                 let n = rest.len().min(super::RECV_BUF_SIZE);
-                let mut warm = ctx.warm.take();
-                self.session.conn.swap_warm(&mut warm);
-                self.session.conn.feed(&rest[..n]);
-                self.session.on_read(ctx.now, n);
-                self.process(ctx, token);
-                self.session.conn.swap_warm(&mut warm);
-                ctx.warm.set(warm);
+                ctx.serve_lent(&mut self.session, &rest[..n], token, self.gen.into());
                 taken += n;
                 continue;
             }
@@ -223,17 +195,10 @@ impl Conn {
         taken
     }
 
-    /// Decodes and answers what the session holds; blocking work goes to
-    /// the offload pool, its result to the inbox.
+    /// Decodes and answers what the session holds (see
+    /// `loop_ctx::Ctx::process`).
     fn process(&mut self, ctx: &Ctx, token: usize) {
-        self.session.process(ctx.app);
-        if let Some(task) = self.session.take_task() {
-            let (inbox, gen) = (Arc::clone(ctx.inbox), self.gen);
-            ctx.offload.submit(
-                task,
-                Box::new(move |result| inbox.deliver((token, gen, result))),
-            );
-        }
+        ctx.process(&mut self.session, token, self.gen.into());
     }
 
     /// A task's result, applied now or once the send in flight completes.

@@ -4,7 +4,6 @@
 //! deadlines and shutdown are seen), handles the completions, then drives
 //! the connections they touched.
 
-use std::cell::Cell;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -16,11 +15,11 @@ use io_uring::types::Timespec;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use slab::Slab;
 
-use super::conn::{cancel, Conn, Ctx, Done, Inbox};
+use super::conn::{cancel, Conn, EventFd};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
-use crate::http::Warm;
 use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
+use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
@@ -72,7 +71,7 @@ struct Worker<'a> {
     ring: IoUring,
     bufs: BufRing,
     features: Features,
-    env: Env<'a>,
+    env: Env<'a, EventFd>,
     shutdown: &'a Shutdown,
     done: Receiver<Done>,
     /// Where the eventfd read lands; boxed so it does not move.
@@ -127,12 +126,7 @@ impl<'a> Worker<'a> {
             ring,
             bufs,
             features,
-            env: Env {
-                cfg,
-                offload,
-                inbox: Arc::new(Inbox { tx, efd }),
-                warm: Cell::default(),
-            },
+            env: Env::new(cfg, offload, tx, EventFd(efd)),
             shutdown,
             done,
             wake_buf: Box::new(0),
@@ -231,7 +225,7 @@ impl<'a> Worker<'a> {
 
     fn arm_wake(&mut self) {
         let buf = (&mut *self.wake_buf as *mut u64).cast::<u8>();
-        let e = opcode::Read::new(types::Fd(self.env.inbox.efd.as_raw_fd()), buf, 8)
+        let e = opcode::Read::new(types::Fd(self.env.inbox.waker.0.as_raw_fd()), buf, 8)
             .build()
             .user_data(user_data(Op::Wake, 0, 0));
         self.sqes.push(e);
@@ -387,6 +381,11 @@ impl<'a> Worker<'a> {
     /// connection has closed (its token free or reused) is dropped.
     fn take_done(&mut self) {
         while let Ok((token, gen, result)) = self.done.try_recv() {
+            // Generations are GEN_BITS wide here: any other is no
+            // connection's.
+            let Ok(gen) = u32::try_from(gen) else {
+                continue;
+            };
             if let Some(c) = self.conn(token, gen).filter(|c| !c.closing) {
                 c.on_done(result);
                 self.touch(token);
@@ -552,29 +551,6 @@ impl<'a> Worker<'a> {
             self.wait()?;
             self.reap(Instant::now(), true);
             self.touched.clear();
-        }
-    }
-}
-
-/// What a connection's drive borrows from its worker, apart from the
-/// connections, so that a `Ctx` can be made while one of them is borrowed.
-struct Env<'a> {
-    cfg: &'a ServerConfig,
-    offload: &'a Offload,
-    inbox: Arc<Inbox>,
-    /// Lent to the connection being served (see `Warm`).
-    warm: Cell<Warm>,
-}
-
-impl Env<'_> {
-    fn ctx(&self, now: Instant, stopping: bool) -> Ctx<'_> {
-        Ctx {
-            app: &self.cfg.app,
-            offload: self.offload,
-            inbox: &self.inbox,
-            stopping,
-            now,
-            warm: &self.warm,
         }
     }
 }

@@ -28,6 +28,11 @@
 #        models it judges: a ratio's two runs are then seconds apart.
 #        PERF_KA=on ...  keep-alive only (rows 1 and 6); PERF_KA=off, new
 #        connections only (row 2); default both
+#        PERF_PAIRED=1 ...  then each loadlab model of the run beside its
+#        floor on CPU 0 at the same time, ROUNDS rounds of SECONDS, open
+#        loop at PERF_RATE (default 60000) req/s in all, c=PERF_C
+#        (scripts/perf/pair.sh): the ratios to the floors without the
+#        host's drift between rounds; target/perf/paired.txt
 #        PERF_RATE=20000 ...  rows 1/2/6 open loop: loadlab bench alone
 #        (wrk has no fixed rate) offers this many requests/s to every
 #        server, so each wake-up finds as many requests whatever the
@@ -66,6 +71,9 @@ CLIENTS=(wrk loadlab)
 want() { [[ $ROWS == *$1* ]]; }
 # PERF_KA=on: keep-alive only (rows 1 and 6); off: new connections only.
 KAS=${PERF_KA:-on off}
+# PERF_PAIRED=1: rows 1/6 again as simultaneous pairs with the floors.
+PAIRED=${PERF_PAIRED:-0}
+[[ $PAIRED == 0 || $PAIRED == 1 ]] || { echo "PERF_PAIRED: 0 or 1 (got '$PAIRED')" >&2; exit 2; }
 [[ $KAS == "on off" || $KAS == on || $KAS == off ]] || { echo "PERF_KA: on or off (got '$KAS')" >&2; exit 2; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
@@ -256,6 +264,25 @@ python3 scripts/perf/servers.py "${rate_opt[@]}" "$work/rows" "$CONC" "${SERVERS
 python3 scripts/perf/servers.py --rounds "${rate_opt[@]}" "$work/rows" "$CONC" "${SERVERS[@]}" > "$OUT/servers-rounds.md"
 # The raw rows too, so the tables can be made again (servers.py ROWS_FILE).
 cp "$work/rows" "$OUT/servers-raw.txt"
+fi
+
+if [ "$PAIRED" = 1 ] && (want 1 || want 2); then
+  # Each loadlab model of this run beside its floor at the same time: the
+  # rounds above, run one after the other, move with the host by up to
+  # 15 %; these by about 1 % (docs/PERFORMANCE.md, "Simultaneous pairs").
+  pairs=()
+  for s in "${SERVERS[@]}"; do
+    [[ " ${MODELS[*]} " == *" $s "* ]] || continue
+    # io-uring is held to the io_uring floor, every other model to epoll's.
+    if [ "$s" = io-uring ]; then pairs+=("floor-uring:$s"); else pairs+=("floor:$s"); fi
+  done
+  echo; echo "Rows 1/6 paired: each model beside its floor at once, keep-alive, c=$CONC, ${RATE:-60000} req/s in all (scripts/perf/pair.sh)" | tee "$OUT/paired.txt"
+  if [ ${#pairs[@]} -eq 0 ]; then
+    echo "no loadlab model among the servers: nothing to pair" | tee -a "$OUT/paired.txt"
+  else
+    PAIRS="${pairs[*]}" RATE=${RATE:-60000} C=$CONC scripts/perf/pair.sh "$ROUNDS" "$SECS" |
+      sed -n '/^| server/,$p' | tee -a "$OUT/paired.txt"
+  fi
 fi
 
 if want 3; then

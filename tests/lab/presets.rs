@@ -49,9 +49,16 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
     assert_eq!(code, 0, "{stderr}");
     println!("e3 --quick took {:?}", t.elapsed());
     let rows = raw::read(&out).unwrap();
-    let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
+    let measured: Vec<RawRow> = rows
+        .iter()
+        .filter(|r| !r.is_skip() && !r.warmup)
+        .cloned()
+        .collect();
     require_nginx();
     let targets = 3;
+    // Each target warmed up once per path before its measured run.
+    let warmups = rows.iter().filter(|r| r.warmup && !r.is_skip()).count();
+    assert_eq!(warmups, 2 * targets, "one warm-up per target and path");
     assert_eq!(measured.len(), 2 * targets, "2 paths x {targets} targets");
     ok_rows(&measured);
     for r in &measured {

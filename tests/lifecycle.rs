@@ -18,6 +18,7 @@ mod lifecycle {
 // it names every model of the registry, a check that must run once per binary.
 use lifecycle::connections::running_out_of_descriptors_neither_kills_nor_spins;
 use lifecycle::shutdown::{
+    a_timed_out_body_leaves_nothing_for_sigterm_to_wait_for,
     regression_sigterm_during_startup_waited_out_the_grace_period,
     regression_sigterm_reset_requests_in_flight_on_keep_alive_connections,
     sigterm_during_slow_download_lets_it_finish, sigterm_exit_is_bounded_by_the_grace_period,
@@ -29,4 +30,5 @@ per_model!(
     running_out_of_descriptors_neither_kills_nor_spins,
     regression_sigterm_reset_requests_in_flight_on_keep_alive_connections,
     regression_sigterm_during_startup_waited_out_the_grace_period,
+    a_timed_out_body_leaves_nothing_for_sigterm_to_wait_for,
 );

@@ -239,3 +239,53 @@ pub fn regression_sigterm_during_startup_waited_out_the_grace_period(model: &str
         );
     }
 }
+
+/// A connection closed by its body's timeout (408, most of the body
+/// unread) is gone once closed: SIGTERM then ends the server at once
+/// rather than waiting out the grace period for it. io-uring now removes
+/// such a connection where its last completion is handled, no longer in a
+/// pass of its own.
+pub fn a_timed_out_body_leaves_nothing_for_sigterm_to_wait_for(model: &str) {
+    let mut server = TestServer::start(
+        model,
+        &[
+            "--body-timeout",
+            "1s",
+            "--min-body-rate",
+            "0",
+            "--shutdown-grace",
+            "20s",
+        ],
+    );
+    let mut s = server.connect();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    // A body that stops after 10 of its 100,000 bytes: answered 408 when
+    // it has paused for the body timeout, with most of it unread.
+    s.write_all(
+        b"POST /status/200 HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n0123456789",
+    )
+    .unwrap();
+    let resp = read_response(&mut s, false).expect("a response to the stalled body");
+    assert_eq!(resp.status, 408, "{model}");
+    // The server lingers for what the client may still send, then closes.
+    let t = Instant::now();
+    let mut buf = [0u8; 1024];
+    while !matches!(s.read(&mut buf), Ok(0) | Err(_)) {}
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "{model} kept the connection past its linger"
+    );
+    let stopped = Instant::now();
+    assert!(send_signal(server.pid(), 15));
+    while stopped.elapsed() < Duration::from_secs(15) {
+        if server.child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "{model} waited {:?} after SIGTERM with no connection left",
+        stopped.elapsed()
+    );
+}

@@ -1,8 +1,9 @@
 //! One io_uring worker: its ring, listener, buffer ring and connections.
 //! Each round submits everything queued and waits for completions in one
 //! io_uring_enter (a timeout op in the ring completes every TICK, so
-//! deadlines and shutdown are seen), handles the completions, then drives
-//! the connections they touched.
+//! deadlines and shutdown are seen), and drives each connection where its
+//! completion is handled; what else touched a connection (an accept, a
+//! finished task, a deadline, shutdown) drives it after the completions.
 
 use std::io;
 use std::net::{TcpListener, TcpStream};
@@ -397,8 +398,9 @@ impl<'a> Worker<'a> {
     /// as the floor does, rather than queueing it for `drive_touched`: one
     /// pass over the connection a completion instead of two (0.99 x the
     /// server CPU a request at c = 1000, 8 paired rounds). One already
-    /// queued this round waits for its turn there, so it is not driven
-    /// twice.
+    /// queued this round is left to its turn there. A connection with two
+    /// completions in a round is driven once for each, which is safe: a
+    /// send or receive is marked in flight as it is queued.
     fn drive_now(&mut self, token: usize, now: Instant, stopping: bool) {
         if self.conns.get(token).is_some_and(|c| !c.touched) {
             self.drive_one(token, now, stopping);
@@ -406,14 +408,24 @@ impl<'a> Worker<'a> {
     }
 
     fn drive_touched(&mut self, now: Instant, stopping: bool) {
+        // A drive may touch a connection again (a close that starts to
+        // linger): those go round once more, rather than being lost with
+        // the list being drained while their flag stays set, which left
+        // a lingering connection in the slab for good.
         let mut touched = std::mem::take(&mut self.touched);
-        for token in touched.drain(..) {
-            if let Some(c) = self.conns.get_mut(token) {
-                c.touched = false;
-                self.drive_one(token, now, stopping);
+        while !touched.is_empty() {
+            for token in touched.drain(..) {
+                if let Some(c) = self.conns.get_mut(token) {
+                    c.touched = false;
+                    self.drive_one(token, now, stopping);
+                }
             }
+            std::mem::swap(&mut touched, &mut self.touched);
         }
-        self.touched = touched;
+        // Both are empty now: the one with room is kept for next round.
+        if touched.capacity() > self.touched.capacity() {
+            self.touched = touched;
+        }
     }
 
     fn drive_one(&mut self, token: usize, now: Instant, stopping: bool) {

@@ -11,6 +11,8 @@
 #          it, e.g. PAIRS="io-uring@/tmp/before/loadlab:io-uring"
 #   RATE   requests/s offered in all, half to each server (default 60000);
 #          C connections to each (default 1000)
+#   PAIR_BIN  a directory laid out as target/release whose binaries are
+#          measured unbuilt (default: build, then target/release)
 #
 # Why: run one after the other (scripts/perf/run.sh), the same server's CPU
 # per request moves by up to 15 % between rounds a minute apart on this
@@ -26,8 +28,6 @@
 # target/perf/pair.txt, then each pair's median ratio with its interval
 # (scripts/perf/pair_table.py).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-. scripts/perf/lib.sh
 ROUNDS=${1:-9}
 SECS=${2:-4}
 # model subset: issues 20 and 23 hold these three to their floors.
@@ -37,25 +37,53 @@ C=${C:-1000}
 for v in ROUNDS SECS RATE C; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "$v must be a positive number (got '${!v}')" >&2; exit 2; }
 done
+# Checked, and MODEL@BINARY paths made absolute, before the cd below: a
+# relative one is the caller's.
+checked=()
 for p in $PAIRS; do
   [[ $p == *:* ]] || { echo "PAIRS: REF:SERVER pairs, e.g. floor:event-loop (got '$p')" >&2; exit 2; }
+  sides=()
   for side in "${p%%:*}" "${p#*:}"; do
-    [[ $side != *@* || -x ${side#*@} ]] || { echo "PAIRS: ${side#*@} is not an executable loadlab (in '$p')" >&2; exit 2; }
+    if [[ $side == *@* ]]; then
+      [[ -f ${side#*@} && -x ${side#*@} ]] || { echo "PAIRS: ${side#*@} is not an executable loadlab (in '$p')" >&2; exit 2; }
+      [[ ${side#*@} == /* ]] || side="${side%%@*}@$PWD/${side#*@}"
+    fi
+    sides+=("$side")
   done
+  checked+=("${sides[0]}:${sides[1]}")
 done
-cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
+PAIRS="${checked[*]}"
+cd "$(dirname "$0")/../.."
+. scripts/perf/lib.sh
+# PAIR_BIN: a directory laid out as target/release (loadlab, examples/)
+# whose binaries are measured as they are, unbuilt (run.sh passes its own
+# copy, so its pairs measure the code of its rows).
+SRC=${PAIR_BIN:-}
+if [ -z "$SRC" ]; then
+  cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
+  SRC=${CARGO_TARGET_DIR:-target}/release
+fi
 OUT=${CARGO_TARGET_DIR:-target}/perf
 mkdir -p "$OUT"
 work=$(mktemp -d)
-# Its own copy of the binaries, so a rebuild during the run changes nothing.
-BIN=$work/bin
-mkdir -p "$BIN"
-cp "${CARGO_TARGET_DIR:-target}/release/loadlab" "${CARGO_TARGET_DIR:-target}/release/examples/floor_server" \
-  "${CARGO_TARGET_DIR:-target}/release/examples/floor_uring" "$BIN/"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Its own copy of the binaries, so a rebuild during the run changes nothing;
+# each MODEL@BINARY's too.
+BIN=$work/bin
+mkdir -p "$BIN"
+cp "$SRC/loadlab" "$SRC/examples/floor_server" "$SRC/examples/floor_uring" "$BIN/"
+declare -A COPY=()
+for p in $PAIRS; do
+  for side in "${p%%:*}" "${p#*:}"; do
+    if [[ $side == *@* && -z ${COPY[${side#*@}]:-} ]]; then
+      COPY[${side#*@}]=$BIN/at${#COPY[@]}
+      cp "${side#*@}" "${COPY[${side#*@}]}"
+    fi
+  done
+done
 ulimit -n 20000
 
 # serve NAME PORT: starts it on CPU 0 and records its pid in SPID.
@@ -63,7 +91,7 @@ serve() {
   case $1 in
     floor) taskset -c 0 "$BIN/floor_server" "$2" >/dev/null & ;;
     floor-uring) taskset -c 0 "$BIN/floor_uring" "$2" >/dev/null & ;;
-    *@*) taskset -c 0 "${1#*@}" serve --model "${1%%@*}" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
+    *@*) taskset -c 0 "${COPY[${1#*@}]}" serve --model "${1%%@*}" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
     *) taskset -c 0 "$BIN/loadlab" serve --model "$1" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
   esac
   SPID=$!

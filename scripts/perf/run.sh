@@ -29,10 +29,11 @@
 #        PERF_KA=on ...  keep-alive only (rows 1 and 6); PERF_KA=off, new
 #        connections only (row 2); default both
 #        PERF_PAIRED=1 ...  then each loadlab model of the run beside its
-#        floor on CPU 0 at the same time, ROUNDS rounds of SECONDS, open
-#        loop at PERF_RATE (default 60000) req/s in all, c=PERF_C
-#        (scripts/perf/pair.sh): the ratios to the floors without the
-#        host's drift between rounds; target/perf/paired.txt
+#        floor on CPU 0 at the same time, ROUNDS rounds of SECONDS, keep-
+#        alive, one worker each, open loop at PERF_RATE (default 60000)
+#        req/s in all, c=PERF_C (scripts/perf/pair.sh, with this run's
+#        binaries): the ratios to the floors without the host's drift
+#        between rounds; target/perf/paired.txt
 #        PERF_RATE=20000 ...  rows 1/2/6 open loop: loadlab bench alone
 #        (wrk has no fixed rate) offers this many requests/s to every
 #        server, so each wake-up finds as many requests whatever the
@@ -74,6 +75,7 @@ KAS=${PERF_KA:-on off}
 # PERF_PAIRED=1: rows 1/6 again as simultaneous pairs with the floors.
 PAIRED=${PERF_PAIRED:-0}
 [[ $PAIRED == 0 || $PAIRED == 1 ]] || { echo "PERF_PAIRED: 0 or 1 (got '$PAIRED')" >&2; exit 2; }
+[[ $PAIRED == 0 || $KAS == *on* ]] || { echo "PERF_PAIRED=1 pairs keep-alive runs: not with PERF_KA=off" >&2; exit 2; }
 [[ $KAS == "on off" || $KAS == on || $KAS == off ]] || { echo "PERF_KA: on or off (got '$KAS')" >&2; exit 2; }
 for t in nginx wrk taskset python3; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t"; exit 1; }
@@ -280,7 +282,7 @@ if [ "$PAIRED" = 1 ] && (want 1 || want 2); then
   if [ ${#pairs[@]} -eq 0 ]; then
     echo "no loadlab model among the servers: nothing to pair" | tee -a "$OUT/paired.txt"
   else
-    PAIRS="${pairs[*]}" RATE=${RATE:-60000} C=$CONC scripts/perf/pair.sh "$ROUNDS" "$SECS" |
+    PAIR_BIN=$BIN PAIRS="${pairs[*]}" RATE=${RATE:-60000} C=$CONC scripts/perf/pair.sh "$ROUNDS" "$SECS" |
       sed -n '/^| server/,$p' | tee -a "$OUT/paired.txt"
   fi
 fi

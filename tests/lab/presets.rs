@@ -56,9 +56,19 @@ fn e3_quick_preset_runs_against_ten_thousand_style_concurrency() {
         .collect();
     require_nginx();
     let targets = 3;
-    // Each target warmed up once per path before its measured run.
-    let warmups = rows.iter().filter(|r| r.warmup && !r.is_skip()).count();
-    assert_eq!(warmups, 2 * targets, "one warm-up per target and path");
+    // Each target warmed up once per path before its measured run, and
+    // answered it whole.
+    let warmups: Vec<RawRow> = rows
+        .iter()
+        .filter(|r| r.warmup && !r.is_skip())
+        .cloned()
+        .collect();
+    assert_eq!(
+        warmups.len(),
+        2 * targets,
+        "one warm-up per target and path"
+    );
+    ok_rows(&warmups);
     assert_eq!(measured.len(), 2 * targets, "2 paths x {targets} targets");
     ok_rows(&measured);
     for r in &measured {

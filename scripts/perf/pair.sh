@@ -63,6 +63,9 @@ if [ -z "$SRC" ]; then
   cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
   SRC=${CARGO_TARGET_DIR:-target}/release
 fi
+for b in loadlab examples/floor_server examples/floor_uring; do
+  [ -x "$SRC/$b" ] || { echo "PAIR_BIN: no executable $SRC/$b (a directory laid out as target/release)" >&2; exit 2; }
+done
 OUT=${CARGO_TARGET_DIR:-target}/perf
 mkdir -p "$OUT"
 work=$(mktemp -d)

@@ -24,7 +24,7 @@ use crate::server::{ServerConfig, Shutdown};
 mod socket;
 
 use super::loop_ctx::{Done, Env};
-use socket::{close, drive, process, ClientSocket, Drive};
+use socket::{close, drive, ClientSocket, Drive};
 pub(super) use socket::{READS_PER_TURN, SCRATCH};
 
 const LISTENER: Token = Token(usize::MAX);
@@ -220,7 +220,7 @@ impl<'a> Reactor<'a> {
                 // Input may have filled the read buffer while the task
                 // ran: decode it now, since no read will come to do so.
                 let ctx = self.env.ctx(now, stopping);
-                process(c, token, &ctx);
+                ctx.process(&mut c.session, token, c.gen);
                 ready.push(token);
             }
         }

@@ -77,7 +77,7 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
                 Err(_) => return Drive::Close,
             }
             // Output drained: pipelined requests may be waiting.
-            process(c, token, ctx);
+            ctx.process(&mut c.session, token, c.gen);
             if !c.session.out.is_empty() {
                 continue;
             }
@@ -123,14 +123,8 @@ pub(super) fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => return Drive::Close,
         }
-        process(c, token, ctx);
+        ctx.process(&mut c.session, token, c.gen);
     }
-}
-
-/// Decodes and answers what the connection has received (see
-/// `loop_ctx::Ctx::process`).
-pub(super) fn process(c: &mut ClientSocket, token: usize, ctx: &Ctx) {
-    ctx.process(&mut c.session, token, c.gen);
 }
 
 pub(super) fn close(conns: &mut Slab<ClientSocket>, token: usize) {

@@ -190,15 +190,9 @@ impl Conn {
             };
             taken += n;
             self.session.on_read(ctx.now, n);
-            self.process(ctx, token);
+            ctx.process(&mut self.session, token, self.gen.into());
         }
         taken
-    }
-
-    /// Decodes and answers what the session holds (see
-    /// `loop_ctx::Ctx::process`).
-    fn process(&mut self, ctx: &Ctx, token: usize) {
-        ctx.process(&mut self.session, token, self.gen.into());
     }
 
     /// A task's result, applied now or once the send in flight completes.
@@ -255,7 +249,7 @@ impl Conn {
             if let Some(done) = self.done.take() {
                 self.session.complete(done);
                 // Input may have arrived while the task ran.
-                self.process(ctx, token);
+                ctx.process(&mut self.session, token, self.gen.into());
             }
             loop {
                 if !self.flushed() {
@@ -272,7 +266,7 @@ impl Conn {
                 }
                 // Output is out: pipelined requests already buffered in
                 // the session, then held input.
-                self.process(ctx, token);
+                ctx.process(&mut self.session, token, self.gen.into());
                 if !self.flushed() {
                     continue;
                 }
@@ -285,7 +279,7 @@ impl Conn {
                 }
                 if self.held.is_empty() && self.eof && self.flushed() {
                     self.session.conn.feed_eof();
-                    self.process(ctx, token);
+                    ctx.process(&mut self.session, token, self.gen.into());
                 }
                 if self.flushed() {
                     if self.session.is_done() {

@@ -348,18 +348,19 @@ impl<'a> Worker<'a> {
         let bid = cqueue::buffer_select(flags);
         let ctx = self.env.ctx(now, stopping);
         let more = cqueue::more(flags);
-        let live = self.conns.get_mut(token).filter(|c| c.gen == gen);
-        let live = live.map(|c| {
+        let mut live = false;
+        if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
             let data = match bid {
                 Some(bid) if res > 0 => Some(self.bufs.get(bid, res as usize)),
                 _ => None,
             };
             c.on_recv(data, res, more, &ctx, token);
-        });
+            live = true;
+        }
         if let Some(bid) = bid {
             self.bufs.give(bid);
         }
-        if live.is_some() {
+        if live {
             self.drive_now(token, now, stopping);
         }
     }
@@ -402,9 +403,7 @@ impl<'a> Worker<'a> {
     /// completions in a round is driven once for each, which is safe: a
     /// send or receive is marked in flight as it is queued.
     fn drive_now(&mut self, token: usize, now: Instant, stopping: bool) {
-        if self.conns.get(token).is_some_and(|c| !c.touched) {
-            self.drive_one(token, now, stopping);
-        }
+        self.drive_one(token, now, stopping, false);
     }
 
     fn drive_touched(&mut self, now: Instant, stopping: bool) {
@@ -415,10 +414,7 @@ impl<'a> Worker<'a> {
         let mut touched = std::mem::take(&mut self.touched);
         while !touched.is_empty() {
             for token in touched.drain(..) {
-                if let Some(c) = self.conns.get_mut(token) {
-                    c.touched = false;
-                    self.drive_one(token, now, stopping);
-                }
+                self.drive_one(token, now, stopping, true);
             }
             std::mem::swap(&mut touched, &mut self.touched);
         }
@@ -428,11 +424,20 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn drive_one(&mut self, token: usize, now: Instant, stopping: bool) {
+    /// Drives the connection at `token`, if there is one: taken off the
+    /// touched list (`listed`), or where a completion is handled, unless
+    /// it is on the list (it waits for its turn there). One slab lookup
+    /// for the check and the drive.
+    fn drive_one(&mut self, token: usize, now: Instant, stopping: bool, listed: bool) {
         let ctx = self.env.ctx(now, stopping);
         let Some(c) = self.conns.get_mut(token) else {
             return;
         };
+        if listed {
+            c.touched = false;
+        } else if c.touched {
+            return;
+        }
         if c.closing {
             if !c.in_flight() {
                 self.conns.remove(token);

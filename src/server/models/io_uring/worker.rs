@@ -579,3 +579,6 @@ fn submit_can_retry(e: &io::Error) -> bool {
         Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)
     )
 }
+
+#[cfg(test)]
+mod tests;

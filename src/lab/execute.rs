@@ -6,11 +6,11 @@
 //! it, stops the targets and keeps every row before.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::conditions;
 use super::measure::{measure, Placement, SLOW_READ_BYTES, SLOW_READ_PATH};
-use super::plan::{self, Installed, Schedule, Skipped, SweepPlan};
+use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
 use crate::proc::go::find_go;
@@ -132,6 +132,14 @@ pub fn run(
         on_event,
     )? {
         Some(started) => {
+            warm_up_host(
+                plan,
+                &schedule,
+                &started,
+                journal.next_id,
+                stop,
+                &mut info.notes,
+            )?;
             for &(i, j) in &schedule.order {
                 let Some((running, place)) = &started[i] else {
                     continue;
@@ -157,6 +165,49 @@ pub fn run(
     info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// How long the host's warm-up runs at most, for a run of a duration:
+/// what it warms up happens at the run's start.
+const HOST_WARMUP_MAX: Duration = Duration::from_secs(1);
+
+/// Without `--warmup-runs`, one unrecorded run like the sweep's first
+/// before it: the first burst of a sweep, whichever target met it, took
+/// 1.2-1.9 x the time of the later ones at c = 1,000-10,000 with one
+/// request per connection (docs/results/order-2026-11-27.md), a cost of
+/// the host and the client's first use, which would otherwise fall on
+/// the first target's first repeat. Not for sharded runs: their load runs
+/// elsewhere, and a run's shards write where its row's number says.
+fn warm_up_host(
+    plan: &SweepPlan,
+    schedule: &Schedule,
+    started: &[Started],
+    run_id: u64,
+    stop: &(dyn Fn() -> bool + Sync),
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    if plan.warmup_runs > 0 || plan.shards.is_some() {
+        return Ok(());
+    }
+    let Some(&(i, j)) = schedule.order.first() else {
+        return Ok(());
+    };
+    let Some((running, place)) = &started[i] else {
+        return Ok(());
+    };
+    let mut run = schedule.instances[i].runs[j].clone();
+    run.warmup = true;
+    if let Load::Duration(d) = run.load {
+        run.load = Load::Duration(d.min(HOST_WARMUP_MAX));
+    }
+    measure(plan, running, &run, place, run_id, stop)?;
+    // In sweep.json and the report, not on stderr: a sweep that measured
+    // nothing still says so in one line.
+    notes.push(format!(
+        "one unrecorded warm-up run against {} before the first measured run (a sweep's first burst runs slow); --warmup-runs N records N per target instead",
+        run.config.target
+    ));
+    Ok(())
 }
 
 /// The file a slow reader asks nginx for (the models answer the same path

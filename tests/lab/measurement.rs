@@ -266,3 +266,48 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
         "{info}"
     );
 }
+
+/// The first burst of a sweep runs slow whichever target meets it
+/// (docs/results/order-2026-11-27.md): without --warmup-runs the sweep
+/// makes one unrecorded run like its first before it, and says so in
+/// sweep.json; with --warmup-runs it makes those instead, recorded.
+#[test]
+fn a_sweep_warms_the_host_up_once_unless_warmup_runs_are_asked_for() {
+    use crate::common::fake::{Behaviour, FakeServer};
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    for (warmups, recorded, note) in [("0", 1, true), ("1", 2, false)] {
+        let server = FakeServer::start(Behaviour::Capture);
+        let url = format!("url:{}", server.url("/x"));
+        let out = dir.path().join(format!("warm-{warmups}"));
+        let args = [
+            "-T",
+            url.as_str(),
+            "--requests",
+            "5",
+            "--concurrency",
+            "1",
+            "--keepalive",
+            "off",
+            "--repeat",
+            "1",
+            "--warmup-runs",
+            warmups,
+        ];
+        let (_, stderr, code) = sweep(&args, &out);
+        assert_eq!(code, 0, "{stderr}");
+        let rows = raw::read(&out).unwrap();
+        assert_eq!(rows.len(), recorded, "--warmup-runs {warmups}: {rows:?}");
+        assert_eq!(rows.iter().filter(|r| !r.warmup).count(), 1);
+        assert!(rows.iter().all(|r| r.complete == 5 && r.failed == 0));
+        // The server saw the warm-up either way: 5 requests, then 5.
+        assert_eq!(server.take_captured().len(), 10, "--warmup-runs {warmups}");
+        let info = sweep_json(&out);
+        let said = info["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("one unrecorded warm-up run"));
+        assert_eq!(said, note, "--warmup-runs {warmups}: {info}");
+    }
+}

@@ -93,7 +93,8 @@ pub struct SweepArgs {
     #[arg(long)]
     pub baseline: Option<String>,
     /// Unmeasured warm-up runs of each configuration, before a target's
-    /// first round (default 0).
+    /// first round, recorded as warm-ups (0: none at all; not given: one
+    /// unrecorded burst of the first run's connections before the first)
     #[arg(long)]
     pub warmup_runs: Option<usize>,
     /// Per-request timeout (default 30s).
@@ -256,6 +257,7 @@ impl SweepArgs {
         }
         if let Some(w) = self.warmup_runs {
             plan.warmup_runs = w;
+            plan.host_warmup = false;
         }
         if let Some(m) = self.min_time {
             plan.min_time = m;

@@ -16,6 +16,7 @@ use super::target::{Running, StartContext};
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
+use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
 
 /// What a sweep tells its caller as it goes (for progress and notes).
@@ -132,33 +133,8 @@ pub fn run(
         on_event,
     )? {
         Some(started) => {
-            warm_up_host(
-                plan,
-                &schedule,
-                &started,
-                journal.next_id,
-                stop,
-                &mut info.notes,
-            )?;
-            for &(i, j) in &schedule.order {
-                let Some((running, place)) = &started[i] else {
-                    continue;
-                };
-                let run = &schedule.instances[i].runs[j];
-                let row = if stop() {
-                    None
-                } else {
-                    Some(measure(plan, running, run, place, journal.next_id, stop)?)
-                };
-                // Ctrl-C cut this run short (or came before it): its
-                // numbers describe part of a run, so it is not recorded
-                // (a resumed sweep makes it again).
-                let Some(row) = row.filter(|_| !stop()) else {
-                    journal.outcome.interrupted = true;
-                    break;
-                };
-                on_event(SweepEvent::Run(journal.record(row)?));
-            }
+            warm_up_host(plan, &schedule, &started, stop, &mut info.notes);
+            run_schedule(plan, &schedule, &started, &mut journal, stop, on_event)?;
         }
         None => journal.outcome.interrupted = true,
     }
@@ -167,47 +143,96 @@ pub fn run(
     Ok(journal.outcome)
 }
 
-/// How long the host's warm-up runs at most, for a run of a duration:
+/// Makes the schedule's runs, in order, against the targets that started,
+/// recording each; Ctrl-C ends it at the run it interrupts.
+fn run_schedule(
+    plan: &SweepPlan,
+    schedule: &Schedule,
+    started: &[Started],
+    journal: &mut Journal,
+    stop: &(dyn Fn() -> bool + Sync),
+    on_event: &mut dyn FnMut(SweepEvent),
+) -> anyhow::Result<()> {
+    for &(i, j) in &schedule.order {
+        let Some((running, place)) = &started[i] else {
+            continue;
+        };
+        let run = &schedule.instances[i].runs[j];
+        let row = if stop() {
+            None
+        } else {
+            Some(measure(plan, running, run, place, journal.next_id, stop)?)
+        };
+        // Ctrl-C cut this run short (or came before it): its numbers
+        // describe part of a run, so it is not recorded (a resumed sweep
+        // makes it again).
+        let Some(row) = row.filter(|_| !stop()) else {
+            journal.outcome.interrupted = true;
+            break;
+        };
+        on_event(SweepEvent::Run(journal.record(row)?));
+    }
+    Ok(())
+}
+
+/// How long the host's warm-up lasts at most, for a run of a duration:
 /// what it warms up happens at the run's start.
 const HOST_WARMUP_MAX: Duration = Duration::from_secs(1);
 
-/// Without `--warmup-runs`, one unrecorded run like the sweep's first
-/// before it: the first burst of a sweep, whichever target met it, took
-/// 1.2-1.9 x the time of the later ones at c = 1,000-10,000 with one
-/// request per connection (docs/results/order-2026-11-27.md), a cost of
-/// the host and the client's first use, which would otherwise fall on
-/// the first target's first repeat. Not for sharded runs: their load runs
-/// elsewhere, and a run's shards write where its row's number says.
+/// Unless `--warmup-runs` was given, one unrecorded burst like the
+/// sweep's first run before it: the first burst of a sweep, whichever of
+/// three identical targets met it, took 1.4-1.9 x the time of the later
+/// ones at c = 1,000-5,000 and 1.2-1.5 x at 10,000, one request per
+/// connection (docs/results/order-2026-11-27.md), a cost of the host and
+/// the client's first use that would otherwise fall on the first target's
+/// first repeat. The burst is the first run's connections with one
+/// request each (a duration capped at HOST_WARMUP_MAX) and no slow
+/// clients: the cost is in the connections, and an attack is not a
+/// warm-up. Not for sharded runs: their load runs elsewhere, and a run's
+/// shards write where its row's number says.
 fn warm_up_host(
     plan: &SweepPlan,
     schedule: &Schedule,
     started: &[Started],
-    run_id: u64,
     stop: &(dyn Fn() -> bool + Sync),
     notes: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    if plan.warmup_runs > 0 || plan.shards.is_some() {
-        return Ok(());
+) {
+    if !plan.host_warmup || plan.warmup_runs > 0 || plan.shards.is_some() || stop() {
+        return;
     }
-    let Some(&(i, j)) = schedule.order.first() else {
-        return Ok(());
+    // The first run whose target started: a target that did not start
+    // makes no runs, and the next one would meet the cold host instead.
+    let first = schedule.order.iter().find_map(|&(i, j)| {
+        let (running, place) = started[i].as_ref()?;
+        Some((running, place, &schedule.instances[i].runs[j]))
+    });
+    let Some((running, place, first)) = first else {
+        return;
     };
-    let Some((running, place)) = &started[i] else {
-        return Ok(());
-    };
-    let mut run = schedule.instances[i].runs[j].clone();
+    let mut run = first.clone();
     run.warmup = true;
-    if let Load::Duration(d) = run.load {
-        run.load = Load::Duration(d.min(HOST_WARMUP_MAX));
-    }
-    measure(plan, running, &run, place, run_id, stop)?;
-    // In sweep.json and the report, not on stderr: a sweep that measured
-    // nothing still says so in one line.
-    notes.push(format!(
-        "one unrecorded warm-up run against {} before the first measured run (a sweep's first burst runs slow); --warmup-runs N records N per target instead",
-        run.config.target
-    ));
-    Ok(())
+    run.config.slow = SlowAttack::None;
+    run.config.slow_conns = 0;
+    run.load = match run.load {
+        Load::Duration(d) => Load::Duration(d.min(HOST_WARMUP_MAX)),
+        Load::Requests(n) => Load::Requests(n.min(run.config.concurrency.max(1))),
+    };
+    // Measured only when it is sharded, which returns above: no error.
+    let row = measure(plan, running, &run, place, 0, stop);
+    // In sweep.json, not on stderr: a sweep that measured nothing still
+    // says so in one line.
+    let target = &run.config.target;
+    notes.push(match row {
+        _ if stop() => format!("the warm-up run against {target} was interrupted"),
+        Ok(r) if r.error.is_empty() && r.complete > 0 => format!(
+            "one unrecorded warm-up run against {target} before the first measured run (a sweep's first burst runs slow); --warmup-runs N records N per target instead"
+        ),
+        Ok(r) if r.error.is_empty() => {
+            format!("the warm-up run against {target} failed: no request was answered")
+        }
+        Ok(r) => format!("the warm-up run against {target} failed: {}", r.error),
+        Err(e) => format!("the warm-up run against {target} failed: {e:#}"),
+    });
 }
 
 /// The file a slow reader asks nginx for (the models answer the same path

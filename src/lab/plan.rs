@@ -67,6 +67,10 @@ pub struct SweepPlan {
     /// Runs of each configuration before an instance's first measured
     /// round, recorded as warm-up and left out of summaries.
     pub warmup_runs: usize,
+    /// Without `warmup_runs`, one unrecorded run like the sweep's first
+    /// before it (see `execute`); off when `--warmup-runs` is given, 0
+    /// included, so a cold start can still be measured.
+    pub host_warmup: bool,
     /// The shortest a time-limited run lasts (`--min-time`): CPU figures
     /// and rates over a few milliseconds are noise.
     pub min_time: Duration,

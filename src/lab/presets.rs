@@ -59,6 +59,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         slow_conns: 0,
         repeat: REPEATS,
         warmup_runs: 0,
+        host_warmup: true,
         min_time: MIN_TIME,
         timeout: Duration::from_secs(30),
         threads: None,

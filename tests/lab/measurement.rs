@@ -267,47 +267,76 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
     );
 }
 
+/// One round of 6 requests on 2 connections, each its own: a warm-up of
+/// the first run's connections is 2 requests.
+const SMALL_RUN: [&str; 8] = [
+    "--requests",
+    "6",
+    "--concurrency",
+    "2",
+    "--keepalive",
+    "off",
+    "--repeat",
+    "1",
+];
+
 /// The first burst of a sweep runs slow whichever target meets it
-/// (docs/results/order-2026-11-27.md): without --warmup-runs the sweep
-/// makes one unrecorded run like its first before it, and says so in
-/// sweep.json; with --warmup-runs it makes those instead, recorded.
+/// (docs/results/order-2026-11-27.md): unless --warmup-runs is given, the
+/// sweep first sends the first run's connections one request each, to its
+/// first target only, unrecorded, and says so in sweep.json; given, it
+/// makes those runs instead (recorded), and 0 means none at all.
 #[test]
-fn a_sweep_warms_the_host_up_once_unless_warmup_runs_are_asked_for() {
+fn a_sweep_warms_the_host_up_once_unless_warmup_runs_are_given() {
     use crate::common::fake::{Behaviour, FakeServer};
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    for (warmups, recorded, note) in [("0", 1, true), ("1", 2, false)] {
-        let server = FakeServer::start(Behaviour::Capture);
-        let url = format!("url:{}", server.url("/x"));
-        let out = dir.path().join(format!("warm-{warmups}"));
-        let args = [
-            "-T",
-            url.as_str(),
-            "--requests",
-            "5",
-            "--concurrency",
-            "1",
-            "--keepalive",
-            "off",
-            "--repeat",
-            "1",
-            "--warmup-runs",
-            warmups,
-        ];
+    // (flags, requests each server saw, rows recorded, the note)
+    let cases: [(&[&str], [usize; 2], usize, bool); 3] = [
+        (&[], [2 + 6, 6], 2, true),
+        (&["--warmup-runs", "0"], [6, 6], 2, false),
+        (&["--warmup-runs", "1"], [6 + 6, 6 + 6], 4, false),
+    ];
+    for (k, (flags, seen, recorded, note)) in cases.into_iter().enumerate() {
+        let servers = [0, 1].map(|_| FakeServer::start(Behaviour::Capture));
+        let urls = servers.each_ref().map(|s| format!("url:{}", s.url("/x")));
+        let out = dir.path().join(format!("case-{k}"));
+        let mut args = vec!["-T", urls[0].as_str(), "-T", urls[1].as_str()];
+        args.extend(SMALL_RUN);
+        args.extend(flags);
         let (_, stderr, code) = sweep(&args, &out);
-        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
         let rows = raw::read(&out).unwrap();
-        assert_eq!(rows.len(), recorded, "--warmup-runs {warmups}: {rows:?}");
-        assert_eq!(rows.iter().filter(|r| !r.warmup).count(), 1);
-        assert!(rows.iter().all(|r| r.complete == 5 && r.failed == 0));
-        // The server saw the warm-up either way: 5 requests, then 5.
-        assert_eq!(server.take_captured().len(), 10, "--warmup-runs {warmups}");
+        assert_eq!(rows.len(), recorded, "{flags:?}: {rows:?}");
+        assert_eq!(rows.iter().filter(|r| !r.warmup).count(), 2);
+        assert!(rows.iter().all(|r| r.complete == 6 && r.failed == 0));
+        let got = servers.each_ref().map(|s| s.take_captured().len());
+        assert_eq!(got, seen, "{flags:?}: requests each target saw");
         let info = sweep_json(&out);
-        let said = info["notes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|n| n.as_str().unwrap().contains("one unrecorded warm-up run"));
-        assert_eq!(said, note, "--warmup-runs {warmups}: {info}");
+        let notes = info["notes"].as_array().unwrap();
+        let said = notes.iter().any(|n| {
+            n.as_str()
+                .unwrap()
+                .starts_with("one unrecorded warm-up run against url:")
+        });
+        assert_eq!(said, note, "{flags:?}: {info}");
     }
+}
+
+/// A first target that does not start makes no runs: the host is warmed
+/// up against the first one that did.
+#[test]
+fn the_host_warm_up_goes_to_the_first_target_that_started() {
+    use crate::common::fake::{Behaviour, FakeServer};
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let server = FakeServer::start(Behaviour::Capture);
+    let url = format!("url:{}", server.url("/x"));
+    let mut args = vec!["-T", "cmd:/bin/false {port}", "-T", url.as_str()];
+    args.extend(SMALL_RUN);
+    let out = dir.path().join("res");
+    let (_, stderr, _) = sweep(&args, &out);
+    let rows = raw::read(&out).unwrap();
+    let measured: Vec<_> = rows.iter().filter(|r| r.error.is_empty()).collect();
+    assert_eq!(measured.len(), 1, "{stderr}: {rows:?}");
+    assert_eq!(server.take_captured().len(), 2 + 6, "{stderr}");
 }

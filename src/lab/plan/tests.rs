@@ -23,6 +23,7 @@ fn plan() -> SweepPlan {
         slow_conns: 0,
         repeat: 2,
         warmup_runs: 1,
+        host_warmup: false,
         min_time: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
         threads: None,

@@ -217,7 +217,8 @@ fn warm_up_host(
         Load::Duration(d) => Load::Duration(d.min(HOST_WARMUP_MAX)),
         Load::Requests(n) => Load::Requests(n.min(run.config.concurrency.max(1))),
     };
-    // Measured only when it is sharded, which returns above: no error.
+    // measure() fails only for sharded runs, which return above; a failed
+    // warm-up is said in the note, never the sweep's error.
     let row = measure(plan, running, &run, place, 0, stop);
     // In sweep.json, not on stderr: a sweep that measured nothing still
     // says so in one line.

@@ -7,6 +7,12 @@
 #             floors and the three models issues 20 and 23 judge against them
 #   CALLGRIND_OPTS  more callgrind options, split on spaces (e.g.
 #             --dump-instr=yes, for costs per instruction with KEEP=DIR)
+#   RATE=N    loadlab bench offers N requests/s (open loop) instead of
+#             as fast as the server answers: under callgrind the server
+#             then sees one request a round, as it does at low load at full
+#             speed, so what each round costs counts (c = 50 at 30,000/s
+#             is one a round at full speed; unlimited, callgrind's slow
+#             server finds ~30 in each). CLIENT=bench only.
 #   KA=off    a new connection per request (accept, request, close: what
 #             row 2 and E3 pay per connection) instead of keep-alive
 #   CLIENT=wrk  measure with wrk's requests (HTTP/1.1, a Host field only,
@@ -37,12 +43,18 @@ SERVERS=("$@")
 # model subset: the models issues 20 and 23 hold to the floors' cost.
 [ ${#SERVERS[@]} -gt 0 ] || SERVERS=(floor floor-uring io-uring event-loop reactors)
 case "$N" in '' | *[!0-9]*) echo "REQUESTS must be a number (got '$N')" >&2; exit 2 ;; esac
+RATE_ARGS=()
+if [ -n "${RATE:-}" ]; then
+  case "$RATE" in *[!0-9]* | 0*) echo "RATE must be a positive number (got '$RATE')" >&2; exit 2 ;; esac
+  RATE_ARGS=(--rate "$RATE")
+fi
 KA=${KA:-on}
 CLIENT=${CLIENT:-bench}
 case "$CLIENT" in
   bench) ;;
   wrk)
     [ "$KA" = on ] || { echo "CLIENT=wrk measures keep-alive only" >&2; exit 2; }
+    [ -z "${RATE:-}" ] || { echo "RATE is for CLIENT=bench (wrk has no rate)" >&2; exit 2; }
     command -v wrk >/dev/null || { echo "wrk is not installed" >&2; exit 2; } ;;
   *) echo "CLIENT must be bench or wrk (got '$CLIENT')" >&2; exit 2 ;;
 esac
@@ -62,7 +74,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-bench() { "$BIN/loadlab" bench -q -S "${KEEP_ALIVE[@]}" -c "${2:-50}" -n "$1" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
+bench() { "$BIN/loadlab" bench -q -S "${KEEP_ALIVE[@]}" -c "${2:-50}" -n "$1" "${@:3}" "http://127.0.0.1:$PORT/500B.html" >/dev/null; }
 
 # callgrind_control's command is only read when the server runs: one that
 # waits in epoll_wait or io_uring_enter is woken by a single request (a
@@ -97,7 +109,7 @@ for s in "${SERVERS[@]}"; do
     N=$(wrk -t1 -c50 -d"${WRK_SECS:-4}" "http://127.0.0.1:$PORT/500B.html" | awk '/requests in/ {print $1}')
     [ "${N:-0}" -gt 0 ] || { echo "$s: wrk made no request" >&2; exit 1; }
   else
-    bench "$N"
+    bench "$N" 50 "${RATE_ARGS[@]}"
   fi
   control -d
   # SIGKILL: the counts are dumped already, and a server waiting in

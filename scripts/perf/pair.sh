@@ -8,7 +8,8 @@
 #          set targets for); REF and SERVER are floor, floor-uring or a
 #          loadlab model (--workers 1), or MODEL@BINARY for that model of
 #          another loadlab build, to pair a change against the code before
-#          it, e.g. PAIRS="io-uring@/tmp/before/loadlab:io-uring"
+#          it, e.g. PAIRS="io-uring@/tmp/before/loadlab:io-uring" (likewise
+#          floor@BINARY and floor-uring@BINARY for another floor build)
 #   RATE   requests/s offered in all, half to each server (default 60000);
 #          C connections to each (default 1000)
 #   PAIR_BIN  a directory laid out as target/release whose binaries are
@@ -94,6 +95,7 @@ serve() {
   case $1 in
     floor) taskset -c 0 "$BIN/floor_server" "$2" >/dev/null & ;;
     floor-uring) taskset -c 0 "$BIN/floor_uring" "$2" >/dev/null & ;;
+    floor@* | floor-uring@*) taskset -c 0 "${COPY[${1#*@}]}" "$2" >/dev/null & ;;
     *@*) taskset -c 0 "${COPY[${1#*@}]}" serve --model "${1%%@*}" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
     *) taskset -c 0 "$BIN/loadlab" serve --model "$1" --workers 1 --addr "127.0.0.1:$2" >/dev/null & ;;
   esac

@@ -5,7 +5,9 @@
 //! ring exactly as loadlab's `io-uring` model does (the same builder and
 //! buffer ring: single issuer, deferred task running, multishot accept,
 //! multishot receive into provided buffers, every send of a round in one
-//! io_uring_enter), so the two differ in the serving code alone.
+//! io_uring_enter, and a round of nothing but keep-alive sends waiting for
+//! the next event rather than their completions), so the two differ in the
+//! serving code alone.
 //!
 //! Usage: floor_uring PORT [close] [WORKERS]
 //!   close:   one request per connection
@@ -66,6 +68,7 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
     let mut sqes: Vec<squeue::Entry> = vec![accept(&listener)];
     let mut cqes: Vec<(u64, i32, u32)> = Vec::new();
     loop {
+        let want = wait_for(&sqes, close);
         for e in sqes.drain(..) {
             // SAFETY: entries point only at connections' `out`, untouched
             // while their send is in flight, and at the buffer ring.
@@ -74,7 +77,7 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
             }
         }
         // A signal (a profiler's, say) interrupts the wait: reap and go on.
-        match ring.submit_and_wait(1) {
+        match ring.submit_and_wait(want) {
             Err(e) if e.kind() != std::io::ErrorKind::Interrupted => panic!("io_uring_enter: {e}"),
             _ => {}
         }
@@ -155,6 +158,24 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
     }
 }
 
+/// Completions to wait for: two when the round queued keep-alive sends
+/// and nothing else, as loadlab's `io-uring` does with its quiet sends. A
+/// send to a socket with room completes inside the io_uring_enter that
+/// submits it; waiting for one completion would return at once with it,
+/// and the next round would enter again to wait for the next request: two
+/// syscalls a request where one does. Its completion needs nothing done
+/// promptly (MSG_WAITALL: it is all sent, or failed), so it waits for the
+/// next event. The floor has no timers, so a send held up by a peer that
+/// does not read delays nothing but its own completion.
+fn wait_for(sqes: &[squeue::Entry], close: bool) -> usize {
+    let quiet = !close && !sqes.is_empty() && sqes.iter().all(|e| e.get_user_data() & !KEY == SEND);
+    if quiet {
+        2
+    } else {
+        1
+    }
+}
+
 /// Counts the requests whose blank line is in `data`.
 fn count(c: &mut Conn, data: &[u8]) {
     let mut state = c.tail;
@@ -196,8 +217,13 @@ fn send_owed(
 fn send(c: &mut Conn, key: usize, close: bool) -> squeue::Entry {
     c.sending = true;
     let rest = &c.out[c.pos..];
-    // In close mode the FIN follows in the same segment, as in the epoll floor.
-    let more = if close { libc::MSG_MORE } else { 0 };
+    // In close mode the FIN follows in the same segment, as in the epoll
+    // floor; in keep-alive mode the send is quiet (see `wait_for`).
+    let more = if close {
+        libc::MSG_MORE
+    } else {
+        libc::MSG_WAITALL
+    };
     opcode::Send::new(
         types::Fd(c.sock.as_raw_fd()),
         rest.as_ptr(),

@@ -145,6 +145,12 @@ impl OutQueue {
         self.segs.is_empty()
     }
 
+    /// Whether the front segment is all there is, and writing it leaves
+    /// nothing to do: no cork to lift, not the connection's last output.
+    pub fn settles_with_front(&self) -> bool {
+        self.segs.len() == 1 && !self.cork_wanted && !self.corked && !self.last
+    }
+
     /// Enough is queued that decoding more requests should wait.
     pub fn is_full(&self) -> bool {
         self.queued as usize >= HIGH_WATER

@@ -25,13 +25,15 @@ pub struct Sweep {
     pub close_idle: bool,
 }
 
-/// Whether a model's once-a-TICK sweep is due at `now`, given when it last
-/// swept (moved to `now` when due) and when shutdown began.
-pub fn sweep_due(last: &mut Instant, now: Instant, stop_started: Option<Instant>) -> Option<Sweep> {
-    if now.duration_since(*last) < TICK {
+/// Whether a model's once-a-TICK sweep is due at `now`, given when the
+/// next is due (moved TICK past `now` when it is) and when shutdown began.
+/// A comparison of instants, not a subtraction: this runs every round, and
+/// a round is one request at low load.
+pub fn sweep_due(next: &mut Instant, now: Instant, stop_started: Option<Instant>) -> Option<Sweep> {
+    if now < *next {
         return None;
     }
-    *last = now;
+    *next = now + TICK;
     Some(Sweep {
         close_idle: stop_started.is_some_and(|t| now.duration_since(t) >= TICK),
     })

@@ -133,7 +133,7 @@ struct Reactor<'a> {
     accept_more: bool,
     /// Accepting is paused until then after running out of resources.
     accept_paused_until: Option<Instant>,
-    last_sweep: Instant,
+    next_sweep: Instant,
     /// The TICK timer fired this round: it is armed again after the sweep.
     tick_fired: bool,
     /// When shutdown was first seen.
@@ -170,7 +170,7 @@ impl<'a> Reactor<'a> {
             accept_pending: false,
             accept_more: false,
             accept_paused_until: None,
-            last_sweep: Instant::now(),
+            next_sweep: Instant::now() + TICK,
             tick_fired: false,
             stop_started: None,
             scratch: vec![0u8; SCRATCH],
@@ -314,7 +314,7 @@ impl<'a> Reactor<'a> {
 
     /// Once a tick: deadlines, and idle connections closed when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        let Some(due) = sweep_due(&mut self.last_sweep, now, self.stop_started) else {
+        let Some(due) = sweep_due(&mut self.next_sweep, now, self.stop_started) else {
             return;
         };
         self.sweep(now, stopping, due.close_idle);

@@ -30,6 +30,11 @@ const SPLICE_CHUNK: u32 = 64 * 1024;
 /// reader). With the socket and pipe nonblocking a full socket answers
 /// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
 const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
+/// Largest send made quiet (see `Conn::submit_output`). A quiet send is
+/// MSG_WAITALL, so its progress is seen only when all of it is out: kept
+/// within what a socket's send buffer takes at once (16 KiB at least), so
+/// a slow reader's progress is still seen in pieces this size.
+const QUIET_MAX: usize = 16 * 1024;
 
 /// A ring's wake-up when a task's result is in its inbox: an eventfd the
 /// ring keeps a read on.
@@ -253,7 +258,7 @@ impl Conn {
             }
             loop {
                 if !self.flushed() {
-                    if !self.submit_output(token, sqes) {
+                    if !self.submit_output(token, ctx.stopping, sqes) {
                         return false;
                     }
                     break;
@@ -297,7 +302,19 @@ impl Conn {
     /// connection's last output, so its FIN shares the segment), or a
     /// file spliced to the socket through the connection's pipe.
     /// False when it cannot (no descriptor left for a pipe).
-    fn submit_output(&mut self, token: usize, sqes: &mut Vec<squeue::Entry>) -> bool {
+    ///
+    /// A send is quiet (`Op::SendQuiet`, MSG_WAITALL: its completion
+    /// means all of it is out, or failure) when it empties the output of
+    /// a keep-alive connection that holds no further input, no task result
+    /// and no EOF: once it completes, driving the connection only notes
+    /// that. The worker then need not wait for its completion, which a
+    /// socket with room posts inside the io_uring_enter that submits it.
+    fn submit_output(
+        &mut self,
+        token: usize,
+        stopping: bool,
+        sqes: &mut Vec<squeue::Entry>,
+    ) -> bool {
         let sock = types::Fd(self.sock.as_raw_fd());
         if self.in_pipe > 0 && self.socket_full {
             let e = opcode::PollAdd::new(sock, libc::POLLOUT as u32)
@@ -318,16 +335,29 @@ impl Conn {
             }
             return true;
         }
+        let may_be_quiet = !stopping
+            && self.session.out.settles_with_front()
+            && self.held.is_empty()
+            && self.done.is_none()
+            && !self.eof
+            && self.linger_until.is_none()
+            && self.session.conn.is_between_requests()
+            && !self.session.is_done();
         let fd = self.sock.as_fd();
         let (entry, sending) = match self.session.out.front(fd) {
             None => return true,
             Some(Front::Bytes { buf, more }) => {
-                let flags = libc::MSG_NOSIGNAL | if more { libc::MSG_MORE } else { 0 };
+                let quiet = may_be_quiet && !more && buf.len() <= QUIET_MAX;
+                let (op, flags) = match (quiet, more) {
+                    (true, _) => (Op::SendQuiet, libc::MSG_WAITALL),
+                    (false, true) => (Op::Send, libc::MSG_MORE),
+                    (false, false) => (Op::Send, 0),
+                };
                 let len = buf.len().min(u32::MAX as usize) as u32;
                 let e = opcode::Send::new(sock, buf.as_ptr(), len)
-                    .flags(flags)
+                    .flags(libc::MSG_NOSIGNAL | flags)
                     .build()
-                    .user_data(user_data(Op::Send, token, self.gen));
+                    .user_data(user_data(op, token, self.gen));
                 (e, Sending::Bytes)
             }
             Some(Front::File { file, offset, len }) => {

@@ -30,6 +30,10 @@ enum Op {
     Accept = 1,
     Recv,
     Send,
+    /// A send that empties the connection's output and leaves it waiting
+    /// for its next request: nothing needs doing when it completes, so the
+    /// worker does not wait for its completion (`Conn::submit_output`).
+    SendQuiet,
     /// File to the connection's pipe.
     SpliceIn,
     /// The connection's pipe to its socket.
@@ -53,6 +57,7 @@ impl Op {
             Op::Accept,
             Op::Recv,
             Op::Send,
+            Op::SendQuiet,
             Op::SpliceIn,
             Op::SpliceOut,
             Op::Writable,

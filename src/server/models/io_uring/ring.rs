@@ -47,6 +47,7 @@ impl Features {
             "multishot-recv",
             "buf-ring",
             "batched-submit",
+            "quiet-sends",
             "splice",
             "ring-timeout",
             "eventfd-wake",

@@ -1,7 +1,9 @@
-//! The worker's touched list, driven on a real ring with a real socket:
-//! a connection that a drive from the list touches again is driven again.
+//! The worker on a real ring with a real socket: a connection that a
+//! drive from the touched list touches again is driven again, and a wait
+//! for a quiet send that a peer holds up still ends at the tick.
 
 use super::*;
+use std::io::{Read, Write};
 use std::os::fd::AsFd;
 
 use crate::server::outq::Front;
@@ -12,16 +14,35 @@ use crate::server::{App, Model};
 const UNREAD_BODY: &[u8] =
     b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\npartial";
 
+/// What a worker borrows: its configuration, offload pool and shutdown.
+struct Fixture {
+    cfg: ServerConfig,
+    offload: Offload,
+    shutdown: Shutdown,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture {
+            cfg: ServerConfig::new(Model::IoUring, App::new(None, None, 1 << 20).unwrap()),
+            offload: Offload::start().unwrap(),
+            shutdown: Shutdown::new(),
+        }
+    }
+
+    /// A worker on a real ring. Its own listener is never armed here.
+    /// io_uring is on in CI (tests/io_uring.rs asserts the features): a
+    /// ring that cannot be built fails here rather than skipping.
+    fn worker(&self) -> Worker<'_> {
+        let unused = TcpListener::bind("127.0.0.1:0").unwrap();
+        Worker::new(unused, &self.cfg, 16, &self.offload, &self.shutdown).expect("io_uring worker")
+    }
+}
+
 #[test]
 fn a_close_that_starts_to_linger_in_the_touched_list_is_driven_again() {
-    let cfg = ServerConfig::new(Model::IoUring, App::new(None, None, 1 << 20).unwrap());
-    let offload = Offload::start().unwrap();
-    let shutdown = Shutdown::new();
-    // The worker's own listener, never armed here.
-    let unused = TcpListener::bind("127.0.0.1:0").unwrap();
-    // io_uring is on in CI (tests/io_uring.rs asserts the features): a
-    // ring that cannot be built fails here rather than skipping.
-    let mut w = Worker::new(unused, &cfg, 16, &offload, &shutdown).expect("io_uring worker");
+    let f = Fixture::new();
+    let (cfg, mut w) = (&f.cfg, f.worker());
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let _client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
@@ -64,4 +85,96 @@ fn a_close_that_starts_to_linger_in_the_touched_list_is_driven_again() {
     // Its next touch queues it again (a set flag would have refused it).
     w.touch(token);
     assert_eq!(w.touched, vec![token]);
+}
+
+/// A keep-alive request answered while the peer takes nothing: its send
+/// is quiet, and held up in the kernel. A round of nothing but that send
+/// waits for two completions; the TICK timeout must still end the wait,
+/// or deadlines (this very peer's send timeout) would go unseen for as
+/// long as no other event came.
+#[test]
+fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_tick() {
+    let f = Fixture::new();
+    let (cfg, mut w) = (&f.cfg, f.worker());
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let client = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    client.set_recv_buffer_size(4096).unwrap();
+    client
+        .connect(&listener.local_addr().unwrap().into())
+        .unwrap();
+    let client: TcpStream = client.into();
+    let (sock, _) = listener.accept().unwrap();
+    // The server's side full: what it sends next waits for the peer.
+    sock.set_nonblocking(true).unwrap();
+    // Filled until it takes nothing more even after what loopback had in
+    // flight has landed in the peer's (small) receive buffer.
+    let junk = vec![0u8; 64 * 1024];
+    let mut took = 1;
+    while took > 0 {
+        took = 0;
+        while let Ok(n) = (&sock).write(&junk) {
+            took += n;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sock.set_nonblocking(false).unwrap();
+    let now = Instant::now();
+    let session = Session::accepted_at(Arc::clone(&cfg.limits), now);
+    let token = w.conns.insert(Conn::new(sock, session, 0));
+
+    // Round 1 arms the connection's receive and the tick, and ends when
+    // the tick fires; round 2 (a no-op) arms the tick again and returns at
+    // once, so the tick is armed and not yet fired for round 3.
+    let ctx = w.env.ctx(now, false);
+    assert!(w.conns[token].drive(token, &ctx, &mut w.sqes));
+    w.wait().unwrap();
+    w.reap(Instant::now(), false);
+    w.sqes.push(
+        opcode::Nop::new()
+            .build()
+            .user_data(user_data(Op::Cancel, 0, 0)),
+    );
+    w.wait().unwrap();
+    w.reap(Instant::now(), false);
+
+    // A request, answered with a quiet send and nothing else.
+    let ctx = w.env.ctx(Instant::now(), false);
+    let c = &mut w.conns[token];
+    ctx.serve_lent(
+        &mut c.session,
+        b"GET /500B.html HTTP/1.1\r\nHost: t\r\n\r\n",
+        token,
+        0,
+    );
+    assert!(c.drive(token, &ctx, &mut w.sqes));
+    let ops: Vec<Op> = w
+        .sqes
+        .iter()
+        .filter_map(|e| decode(e.get_user_data()))
+        .map(|d| d.0)
+        .collect();
+    assert_eq!(ops, vec![Op::SendQuiet]);
+
+    // Should the wait not end, the peer reads after 3 s, which ends it.
+    let mut reader = client.try_clone().unwrap();
+    let drain = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(3));
+        let mut buf = vec![0u8; 64 * 1024];
+        reader
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .unwrap();
+        while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    let t0 = Instant::now();
+    w.wait().unwrap();
+    let waited = t0.elapsed();
+    w.reap(Instant::now(), false);
+    assert!(
+        waited < Duration::from_millis(1500),
+        "waited {waited:?} (a tick is {TICK:?})"
+    );
+    assert!(w.conns[token].is_sending(), "the send is still held up");
+    drain.join().unwrap();
+    drop(client);
 }

@@ -68,7 +68,7 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
     let mut sqes: Vec<squeue::Entry> = vec![accept(&listener)];
     let mut cqes: Vec<(u64, i32, u32)> = Vec::new();
     loop {
-        let want = wait_for(&sqes, close);
+        let want = wait_for(&sqes, &conns, close);
         for e in sqes.drain(..) {
             // SAFETY: entries point only at connections' `out`, untouched
             // while their send is in flight, and at the buffer ring.
@@ -159,20 +159,26 @@ fn serve(listener: TcpListener, response: &'static [u8], close: bool) {
 }
 
 /// Completions to wait for: two when the round queued keep-alive sends
-/// and nothing else, as loadlab's `io-uring` does with its quiet sends. A
-/// send to a socket with room completes inside the io_uring_enter that
-/// submits it; waiting for one completion would return at once with it,
-/// and the next round would enter again to wait for the next request: two
-/// syscalls a request where one does. Its completion needs nothing done
-/// promptly (MSG_WAITALL: it is all sent, or failed), so it waits for the
-/// next event. The floor has no timers, so a send held up by a peer that
-/// does not read delays nothing but its own completion.
-fn wait_for(sqes: &[squeue::Entry], close: bool) -> usize {
-    let quiet = !close && !sqes.is_empty() && sqes.iter().all(|e| e.get_user_data() & !KEY == SEND);
-    if quiet {
-        2
-    } else {
-        1
+/// and nothing else, to connections owed no further response, as
+/// loadlab's `io-uring` does with its quiet sends. A send to a socket with
+/// room completes inside the io_uring_enter that submits it; waiting for
+/// one completion would return at once with it, and the next round would
+/// enter again to wait for the next request: two syscalls a request where
+/// one does. Its completion needs nothing done promptly (MSG_WAITALL: it
+/// is all sent, or failed), so it waits for the next event. (The floor
+/// has no timers: an event that comes while a send is held up by a peer
+/// that does not read waits for one more. The benchmarks' peers read.)
+fn wait_for(sqes: &[squeue::Entry], conns: &slab::Slab<Conn>, close: bool) -> usize {
+    let quiet = |e: &squeue::Entry| {
+        let ud = e.get_user_data();
+        ud & !KEY == SEND
+            && conns
+                .get((ud & KEY) as usize)
+                .is_some_and(|c| c.owed == 0 && !c.eof)
+    };
+    match !close && !sqes.is_empty() && sqes.iter().all(quiet) {
+        true => 2,
+        false => 1,
     }
 }
 

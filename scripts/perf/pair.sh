@@ -46,7 +46,13 @@ for p in $PAIRS; do
   sides=()
   for side in "${p%%:*}" "${p#*:}"; do
     if [[ $side == *@* ]]; then
-      [[ -f ${side#*@} && -x ${side#*@} ]] || { echo "PAIRS: ${side#*@} is not an executable loadlab (in '$p')" >&2; exit 2; }
+      [[ -f ${side#*@} && -x ${side#*@} ]] || { echo "PAIRS: ${side#*@} is not an executable (in '$p')" >&2; exit 2; }
+      # A floor's build must be that floor: a label naming one server for
+      # another's numbers would be a wrong table.
+      case ${side%%@*}:$(basename "${side#*@}") in
+        floor:floor_server | floor-uring:floor_uring) ;;
+        floor:* | floor-uring:*) echo "PAIRS: ${side%%@*}@ needs a ${side%%@*} build, not ${side#*@} (in '$p')" >&2; exit 2 ;;
+      esac
       [[ ${side#*@} == /* ]] || side="${side%%@*}@$PWD/${side#*@}"
     fi
     sides+=("$side")

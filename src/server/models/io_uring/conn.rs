@@ -30,10 +30,8 @@ const SPLICE_CHUNK: u32 = 64 * 1024;
 /// reader). With the socket and pipe nonblocking a full socket answers
 /// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
 const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
-/// Largest send made quiet (see `Conn::submit_output`). A quiet send is
-/// MSG_WAITALL, so its progress is seen only when all of it is out: kept
-/// within what a socket's send buffer takes at once (16 KiB at least), so
-/// a slow reader's progress is still seen in pieces this size.
+/// Largest send made quiet (see `Conn::submit_output`): small responses,
+/// which a socket with room takes whole.
 const QUIET_MAX: usize = 16 * 1024;
 
 /// A ring's wake-up when a task's result is in its inbox: an eventfd the
@@ -337,17 +335,15 @@ impl Conn {
         }
         let may_be_quiet = !stopping
             && self.session.out.settles_with_front()
-            && self.held.is_empty()
-            && self.done.is_none()
-            && !self.eof
-            && self.linger_until.is_none()
+            && self.still_quiet()
             && self.session.conn.is_between_requests()
             && !self.session.is_done();
+        let quiet_max = if may_be_quiet { self.quiet_max() } else { 0 };
         let fd = self.sock.as_fd();
         let (entry, sending) = match self.session.out.front(fd) {
             None => return true,
             Some(Front::Bytes { buf, more }) => {
-                let quiet = may_be_quiet && !more && buf.len() <= QUIET_MAX;
+                let quiet = may_be_quiet && buf.len() <= quiet_max;
                 let (op, flags) = match (quiet, more) {
                     (true, _) => (Op::SendQuiet, libc::MSG_WAITALL),
                     (false, true) => (Op::Send, libc::MSG_MORE),
@@ -380,6 +376,28 @@ impl Conn {
         sqes.push(entry);
         self.sending = sending;
         true
+    }
+
+    /// Nothing but a send's completion would move the connection on: no
+    /// input held, no task result, no EOF, not closing or lingering. Its
+    /// quiet send (if any) may then complete unwaited for.
+    pub fn still_quiet(&self) -> bool {
+        self.held.is_empty()
+            && self.done.is_none()
+            && !self.eof
+            && !self.closing
+            && self.linger_until.is_none()
+    }
+
+    /// The largest quiet send. Its progress is seen only when all of it is
+    /// out (MSG_WAITALL), so it is kept to half of what a reader at the
+    /// least send rate takes in one send window: such a reader finishes it
+    /// in time to count. With no least rate, none is quiet: any progress
+    /// must then be seen.
+    fn quiet_max(&self) -> usize {
+        let l = self.session.conn.limits();
+        let window = u128::from(l.min_send_rate) * l.send_timeout.as_millis() / 2000;
+        QUIET_MAX.min(usize::try_from(window).unwrap_or(usize::MAX))
     }
 
     /// Output is in flight (a stalled peer's send is not waited for when

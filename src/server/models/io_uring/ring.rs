@@ -30,12 +30,20 @@ pub const BUF_GROUP: u16 = 0;
 /// The oldest kernel with multishot receive (6.0); multishot accept and
 /// buffer rings came in 5.19.
 const MIN_KERNEL: (u32, u32) = (6, 0);
+/// The oldest kernel with multishot timeouts (6.4), which quiet sends
+/// need (see `Features::quiet_sends`).
+const QUIET_KERNEL: (u32, u32) = (6, 4);
 
 /// Ring features in use, for the start-up line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Features {
     pub single_issuer: bool,
     pub defer_taskrun: bool,
+    /// A round whose only submissions are quiet sends waits for the next
+    /// event as well (the worker's `completions_to_wait_for`). Needs the
+    /// TICK timeout multishot: a tick that fires just before such a wait
+    /// begins does not end it, and the next fire must come by itself.
+    pub quiet_sends: bool,
 }
 
 impl Features {
@@ -47,7 +55,6 @@ impl Features {
             "multishot-recv",
             "buf-ring",
             "batched-submit",
-            "quiet-sends",
             "splice",
             "ring-timeout",
             "eventfd-wake",
@@ -57,6 +64,9 @@ impl Features {
         }
         if self.defer_taskrun {
             f.push("defer-taskrun");
+        }
+        if self.quiet_sends {
+            f.push("quiet-sends");
         }
         f.join(",")
     }
@@ -79,7 +89,7 @@ fn unavailable(e: &io::Error) -> io::Error {
 /// Builds this thread's ring with the most the kernel allows. SINGLE_ISSUER
 /// binds the ring to the calling thread, so every worker builds its own.
 pub fn build() -> io::Result<(IoUring, Features)> {
-    check_kernel()?;
+    let kernel = check_kernel()?;
     let attempt = |single: bool, defer: bool| {
         let mut b = IoUring::builder();
         b.setup_cqsize(CQ_ENTRIES).setup_submit_all();
@@ -103,6 +113,7 @@ pub fn build() -> io::Result<(IoUring, Features)> {
                     Features {
                         single_issuer: single,
                         defer_taskrun: defer,
+                        quiet_sends: kernel >= QUIET_KERNEL,
                     },
                 ))
             }
@@ -115,15 +126,16 @@ pub fn build() -> io::Result<(IoUring, Features)> {
     ))
 }
 
-/// Refuses a kernel older than multishot receive, by its release.
-fn check_kernel() -> io::Result<()> {
+/// Refuses a kernel older than multishot receive, by its release; the
+/// kernel's (major, minor) otherwise.
+fn check_kernel() -> io::Result<(u32, u32)> {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_owned())
         .unwrap_or_default();
     let mut parts = release.split(['.', '-']).map(|p| p.parse::<u32>().ok());
     let version = (parts.next().flatten(), parts.next().flatten());
     match version {
-        (Some(major), Some(minor)) if (major, minor) >= MIN_KERNEL => Ok(()),
+        (Some(major), Some(minor)) if (major, minor) >= MIN_KERNEL => Ok((major, minor)),
         _ => Err(io::Error::new(
             io::ErrorKind::Unsupported,
             format!(

@@ -180,13 +180,16 @@ impl<'a> Worker<'a> {
 
     /// Submits every queued entry and waits for a completion (two after a
     /// round of quiet sends): one io_uring_enter per round. The TICK
-    /// timeout op bounds the wait.
+    /// timeout op bounds the wait; where quiet sends are on it is
+    /// multishot, armed once.
     fn wait(&mut self) -> io::Result<()> {
         if !self.tick_armed {
-            let e = opcode::Timeout::new(&*self.tick)
-                .build()
-                .user_data(user_data(Op::Tick, 0, 0));
-            self.sqes.push(e);
+            let mut e = opcode::Timeout::new(&*self.tick);
+            if self.features.quiet_sends {
+                e = e.flags(types::TimeoutFlags::MULTISHOT);
+            }
+            self.sqes
+                .push(e.build().user_data(user_data(Op::Tick, 0, 0)));
             self.tick_armed = true;
         }
         let want = self.completions_to_wait_for();
@@ -198,22 +201,34 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Two when every entry of the round is a quiet send, else one. A
-    /// send to a socket with room completes inside the io_uring_enter that
-    /// submits it, so waiting for one completion would return at once with
-    /// it, and the round after would enter again to wait for the next
-    /// request: two syscalls and two rounds a request where one does (at
-    /// c = 50: 2.0 io_uring_enter a request before, 1.0 after). A quiet
-    /// send's completion needs nothing prompt, so the round waits for the
-    /// next event as well. Deadlines are still seen: the TICK timeout is
-    /// armed in any such round (a round that re-arms it waits for one),
-    /// and a timeout that fires ends a wait however many completions it
-    /// asked for (the kernel counts fired timeouts for that).
+    /// Two when every entry of the round is a quiet send whose connection
+    /// still has nothing else to do, else one. A send to a socket with
+    /// room completes inside the io_uring_enter that submits it, so waiting
+    /// for one completion would return at once with it, and the round
+    /// after would enter again to wait for the next request: two syscalls
+    /// and two rounds a request where one does (c = 50: 1.99 io_uring_enter
+    /// a request before, 1.00 after). A quiet send's completion needs
+    /// nothing prompt, so the round waits for the next event as well.
+    ///
+    /// Checked again here, not only when the send was queued: a later
+    /// completion of the same round may have brought its connection input
+    /// or EOF, which its send's completion must let it act on at once.
+    ///
+    /// What a wait for two costs where a send is held up by a peer that
+    /// does not read: the one event that comes meanwhile waits for a
+    /// second, or for the tick (100 ms), since a fired timeout ends any
+    /// wait. A tick that fired just before the wait began (its completion
+    /// still unposted) does not; the multishot tick fires again within
+    /// TICK, so no wait outlasts two.
     fn completions_to_wait_for(&self) -> usize {
-        let quiet = |e: &squeue::Entry| {
-            decode(e.get_user_data()).is_some_and(|(op, ..)| op == Op::SendQuiet)
+        let quiet = |e: &squeue::Entry| match decode(e.get_user_data()) {
+            Some((Op::SendQuiet, token, gen)) => self
+                .conns
+                .get(token)
+                .is_some_and(|c| c.gen == gen && c.still_quiet()),
+            _ => false,
         };
-        match !self.sqes.is_empty() && self.sqes.iter().all(quiet) {
+        match self.features.quiet_sends && !self.sqes.is_empty() && self.sqes.iter().all(quiet) {
             true => 2,
             false => 1,
         }
@@ -315,7 +330,8 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }
-                Op::Tick => self.tick_armed = false,
+                // A multishot tick goes on until the ring ends it.
+                Op::Tick => self.tick_armed = cqueue::more(flags),
                 Op::Wake => {
                     self.woken = true;
                     self.wake_armed = false;

@@ -1,6 +1,7 @@
 //! The worker on a real ring with a real socket: a connection that a
-//! drive from the touched list touches again is driven again, and a wait
-//! for a quiet send that a peer holds up still ends at the tick.
+//! drive from the touched list touches again is driven again; a wait for
+//! a quiet send that a peer holds up still ends at the next tick; and a
+//! quiet send's round whose connection got more to do is not quiet.
 
 use super::*;
 use std::io::{Read, Write};
@@ -87,28 +88,19 @@ fn a_close_that_starts_to_linger_in_the_touched_list_is_driven_again() {
     assert_eq!(w.touched, vec![token]);
 }
 
-/// A keep-alive request answered while the peer takes nothing: its send
-/// is quiet, and held up in the kernel. A round of nothing but that send
-/// waits for two completions; the TICK timeout must still end the wait,
-/// or deadlines (this very peer's send timeout) would go unseen for as
-/// long as no other event came.
-#[test]
-fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_tick() {
-    let f = Fixture::new();
-    let (cfg, mut w) = (&f.cfg, f.worker());
-
+/// A connection whose peer reads nothing and whose socket is full, with a
+/// keep-alive request answered: its response is one quiet send.
+fn quiet_send_held_up(w: &mut Worker<'_>, cfg: &ServerConfig) -> (usize, TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let client = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
     client.set_recv_buffer_size(4096).unwrap();
-    client
-        .connect(&listener.local_addr().unwrap().into())
-        .unwrap();
-    let client: TcpStream = client.into();
+    let addr = listener.local_addr().unwrap().into();
+    client.connect(&addr).unwrap();
     let (sock, _) = listener.accept().unwrap();
-    // The server's side full: what it sends next waits for the peer.
+    // Nonblocking, as the model accepts them; filled until it takes
+    // nothing more even after what loopback had in flight has landed in
+    // the peer's (small) receive buffer.
     sock.set_nonblocking(true).unwrap();
-    // Filled until it takes nothing more even after what loopback had in
-    // flight has landed in the peer's (small) receive buffer.
     let junk = vec![0u8; 64 * 1024];
     let mut took = 1;
     while took > 0 {
@@ -118,29 +110,12 @@ fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_tick() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    sock.set_nonblocking(false).unwrap();
     let now = Instant::now();
     let session = Session::accepted_at(Arc::clone(&cfg.limits), now);
     let token = w.conns.insert(Conn::new(sock, session, 0));
-
-    // Round 1 arms the connection's receive and the tick, and ends when
-    // the tick fires; round 2 (a no-op) arms the tick again and returns at
-    // once, so the tick is armed and not yet fired for round 3.
     let ctx = w.env.ctx(now, false);
-    assert!(w.conns[token].drive(token, &ctx, &mut w.sqes));
-    w.wait().unwrap();
-    w.reap(Instant::now(), false);
-    w.sqes.push(
-        opcode::Nop::new()
-            .build()
-            .user_data(user_data(Op::Cancel, 0, 0)),
-    );
-    w.wait().unwrap();
-    w.reap(Instant::now(), false);
-
-    // A request, answered with a quiet send and nothing else.
-    let ctx = w.env.ctx(Instant::now(), false);
     let c = &mut w.conns[token];
+    assert!(c.drive(token, &ctx, &mut w.sqes), "arms the receive");
     ctx.serve_lent(
         &mut c.session,
         b"GET /500B.html HTTP/1.1\r\nHost: t\r\n\r\n",
@@ -154,12 +129,53 @@ fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_tick() {
         .filter_map(|e| decode(e.get_user_data()))
         .map(|d| d.0)
         .collect();
-    assert_eq!(ops, vec![Op::SendQuiet]);
+    assert_eq!(ops, vec![Op::Recv, Op::SendQuiet]);
+    (token, client.into())
+}
+
+/// A keep-alive request answered while the peer takes nothing: its send
+/// is quiet, and held up in the kernel. A round of nothing but such sends
+/// waits for two completions; the TICK timeout must still end the wait,
+/// or deadlines (this very peer's send timeout) would go unseen for as
+/// long as no other event came. Here the tick fires just before the wait
+/// begins, which does not end it (the kernel counts only timeouts that
+/// fire during a wait): the next fire must.
+#[test]
+fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_next_tick() {
+    static MORE: [u8; 500] = [b'x'; 500];
+    let f = Fixture::new();
+    let (cfg, mut w) = (&f.cfg, f.worker());
+    let (token, client) = quiet_send_held_up(&mut w, cfg);
+
+    // Round 1 submits the receive, the send and the tick; a no-op ends
+    // it at once, the tick armed and not yet fired.
+    w.sqes.push(
+        opcode::Nop::new()
+            .build()
+            .user_data(user_data(Op::Cancel, 0, 0)),
+    );
+    w.wait().unwrap();
+    w.reap(Instant::now(), false);
+    assert!(w.conns[token].is_sending(), "the send is held up");
+    // The tick fires now, while the worker is busy elsewhere.
+    std::thread::sleep(TICK * 3 / 2);
+
+    // Round 2: one more quiet send on the full socket, and nothing else.
+    let fd = types::Fd(w.conns[token].sock.as_raw_fd());
+    w.sqes.push(
+        opcode::Send::new(fd, MORE.as_ptr(), MORE.len() as u32)
+            .build()
+            .user_data(user_data(Op::SendQuiet, token, 0)),
+    );
+    assert_eq!(w.completions_to_wait_for(), 2);
 
     // Should the wait not end, the peer reads after 3 s, which ends it.
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let mut reader = client.try_clone().unwrap();
     let drain = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(3));
+        if stopped.recv_timeout(Duration::from_secs(3)).is_ok() {
+            return;
+        }
         let mut buf = vec![0u8; 64 * 1024];
         reader
             .set_read_timeout(Some(Duration::from_secs(1)))
@@ -169,12 +185,26 @@ fn a_wait_for_a_quiet_send_that_a_peer_holds_up_ends_at_the_tick() {
     let t0 = Instant::now();
     w.wait().unwrap();
     let waited = t0.elapsed();
-    w.reap(Instant::now(), false);
+    let _ = stop.send(());
+    drain.join().unwrap();
     assert!(
         waited < Duration::from_millis(1500),
         "waited {waited:?} (a tick is {TICK:?})"
     );
-    assert!(w.conns[token].is_sending(), "the send is still held up");
-    drain.join().unwrap();
-    drop(client);
+}
+
+/// A quiet send's connection that gets EOF (or input) later in the same
+/// round has something to do when the send completes: that round waits
+/// for one completion, not two, so the close is not put off.
+#[test]
+fn a_quiet_send_whose_connection_gets_eof_in_the_same_round_is_waited_for() {
+    let f = Fixture::new();
+    let (cfg, mut w) = (&f.cfg, f.worker());
+    let (token, _client) = quiet_send_held_up(&mut w, cfg);
+    w.sqes
+        .retain(|e| decode(e.get_user_data()).is_some_and(|d| d.0 == Op::SendQuiet));
+    assert_eq!(w.completions_to_wait_for(), 2);
+    let ctx = w.env.ctx(Instant::now(), false);
+    w.conns[token].on_recv(None, 0, true, &ctx, token);
+    assert_eq!(w.completions_to_wait_for(), 1);
 }

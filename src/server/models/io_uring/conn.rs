@@ -31,7 +31,8 @@ const SPLICE_CHUNK: u32 = 64 * 1024;
 /// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
 const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
 /// Largest send made quiet (see `Conn::submit_output`): small responses,
-/// which a socket with room takes whole.
+/// which a socket with room takes whole. Lower where the send rate says
+/// so (`Conn::quiet_max`: 7,500 B with the default limits).
 const QUIET_MAX: usize = 16 * 1024;
 
 /// A ring's wake-up when a task's result is in its inbox: an eventfd the
@@ -304,9 +305,11 @@ impl Conn {
     /// A send is quiet (`Op::SendQuiet`, MSG_WAITALL: its completion
     /// means all of it is out, or failure) when it empties the output of
     /// a keep-alive connection that holds no further input, no task result
-    /// and no EOF: once it completes, driving the connection only notes
-    /// that. The worker then need not wait for its completion, which a
-    /// socket with room posts inside the io_uring_enter that submits it.
+    /// and no EOF, and is at most `quiet_max` (none with no least send
+    /// rate): once it completes, driving the connection only notes that.
+    /// Where quiet sends are on (`Features::quiet_sends`), the worker then
+    /// need not wait for its completion, which a socket with room posts
+    /// inside the io_uring_enter that submits it.
     fn submit_output(
         &mut self,
         token: usize,
@@ -396,7 +399,7 @@ impl Conn {
     /// must then be seen.
     fn quiet_max(&self) -> usize {
         let l = self.session.conn.limits();
-        let window = u128::from(l.min_send_rate) * l.send_timeout.as_millis() / 2000;
+        let window = u128::from(l.min_send_rate).saturating_mul(l.send_timeout.as_millis()) / 2000;
         QUIET_MAX.min(usize::try_from(window).unwrap_or(usize::MAX))
     }
 

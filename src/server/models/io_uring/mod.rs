@@ -47,7 +47,8 @@ enum Op {
     Stop,
     /// A cancel request's own completion (nothing to do).
     Cancel,
-    /// The TICK timeout op fired (or was cancelled with the ring).
+    /// The TICK timeout op fired: once, or every TICK where it is
+    /// multishot (quiet sends on), each with IORING_CQE_F_MORE.
     Tick,
 }
 

@@ -228,7 +228,10 @@ impl<'a> Worker<'a> {
                 .is_some_and(|c| c.gen == gen && c.still_quiet()),
             _ => false,
         };
-        match self.features.quiet_sends && !self.sqes.is_empty() && self.sqes.iter().all(quiet) {
+        // Connections touched before the wait (shutdown's notice) are
+        // driven after it: not put off.
+        let nothing_else = self.touched.is_empty() && !self.sqes.is_empty();
+        match self.features.quiet_sends && nothing_else && self.sqes.iter().all(quiet) {
             true => 2,
             false => 1,
         }
@@ -330,8 +333,7 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }
-                // A multishot tick goes on until the ring ends it.
-                Op::Tick => self.tick_armed = cqueue::more(flags),
+                Op::Tick => self.on_tick(res, flags, now),
                 Op::Wake => {
                     self.woken = true;
                     self.wake_armed = false;
@@ -345,6 +347,23 @@ impl<'a> Worker<'a> {
         self.bufs.publish();
         cqes.clear();
         self.cqes = cqes;
+    }
+
+    /// The TICK timeout fired. A multishot tick is re-armed by the kernel
+    /// as it posts this, before the round's clock is read, so it would fire
+    /// again just short of the next sweep being due and that round would
+    /// skip it: each fire makes the sweep due instead (as the epoll
+    /// models arm their timer after the sweep). A tick that ends with an
+    /// error rather than expiring (a kernel that refuses multishot ones)
+    /// turns quiet sends off, so the next is single-shot rather than
+    /// refused again at every round.
+    fn on_tick(&mut self, res: i32, flags: u32, now: Instant) {
+        self.tick_armed = cqueue::more(flags);
+        self.next_sweep = self.next_sweep.min(now);
+        if !self.tick_armed && res != -libc::ETIME && self.features.quiet_sends {
+            eprintln!("loadlab: io-uring: the ring's tick ended ({res}); quiet sends off");
+            self.features.quiet_sends = false;
+        }
     }
 
     fn on_accept(&mut self, res: i32, flags: u32, now: Instant) {

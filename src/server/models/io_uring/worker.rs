@@ -281,7 +281,7 @@ impl<'a> Worker<'a> {
             self.accept_paused_until = None;
         }
         let full = self.conns.len() >= self.max_conns;
-        let ud = || user_data(Op::Accept, 0, 0);
+        let ud = user_data(Op::Accept, 0, 0);
         match (&self.listener, self.accepting) {
             (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
                 // Nonblocking, so a splice to a full socket answers EAGAIN
@@ -290,12 +290,12 @@ impl<'a> Worker<'a> {
                 let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
                     .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
                     .build()
-                    .user_data(ud());
+                    .user_data(ud);
                 self.sqes.push(e);
                 self.accepting = Accepting::Armed;
             }
             (_, Accepting::Armed) if full || self.listener.is_none() => {
-                self.sqes.push(cancel(ud()));
+                self.sqes.push(cancel(ud));
                 self.accepting = Accepting::Cancelling;
             }
             _ => {}

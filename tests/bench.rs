@@ -1,15 +1,11 @@
 //! `loadlab bench` against real servers: loadlab serve, ab for comparison,
 //! and a fake server that misbehaves on purpose (nginx: bench_nginx.rs).
 
-mod common;
-
-mod bench {
-    mod ab_parsers;
-    mod ab_report;
-    mod load;
-    mod merge;
-    mod records;
-    mod requests;
-    mod shard;
-    mod timing;
-}
+mod ab_parsers;
+mod ab_report;
+mod load;
+mod merge;
+mod records;
+mod requests;
+mod shard;
+mod timing;

@@ -4,11 +4,7 @@
 //! (-B), socket buffers (-b), a client certificate (-E), and the one-line
 //! refusal of the ab flags loadlab lacks.
 
-mod common;
-
-mod bench_abflags {
-    mod client;
-    mod proxy;
-    mod report;
-    mod verbose;
-}
+mod client;
+mod proxy;
+mod report;
+mod verbose;

@@ -4,11 +4,7 @@
 //! defaults, the lines of its report that ab does not have, and the
 //! run's verdict in every output.
 
-mod common;
-
-mod bench_cli {
-    mod exit;
-    mod flags;
-    mod report;
-    mod verdict;
-}
+mod exit;
+mod flags;
+mod report;
+mod verdict;

@@ -2,7 +2,7 @@
 //! a response with bytes past its Content-Length, and one trickled a byte
 //! at a time, which `-s` (ab's inactivity timeout) must wait for.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

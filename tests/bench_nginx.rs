@@ -2,7 +2,7 @@
 //! port with a generated config in a temp dir (`.ci/run` installs it):
 //! what nginx's access log saw is held against what bench reports.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! (docs/schema/bench-v2.schema.json) (validator in tests/common/schema.rs), and `--format csv` to the documented columns
 //! (docs/schema/bench-csv.md).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! the test generates (rcgen): verification by --cacert, SSL_CERT_FILE or
 //! not at all (--insecure), ab's -f/-Z/-I, and ab's TLS report lines.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

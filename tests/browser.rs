@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::browser;
 
 fn loadlab(args: &[&str]) -> Output {

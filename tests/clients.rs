@@ -2,8 +2,7 @@
 //! ab with experiment E1's rows (`ab -n 1000 -c C`, C in 1, 50, 100, 500,
 //! 1000): every request completes, none fails, none is non-2xx.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::process::Output;
 

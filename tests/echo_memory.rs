@@ -4,8 +4,7 @@
 //! over its processes for prefork) under 300 MB on every model, and every
 //! body must still come back whole; the streamed answers are framed right.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

@@ -4,8 +4,7 @@
 //! its body, so both have passed the early precondition check before
 //! either finishes; then both finish at once.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::TcpStream;

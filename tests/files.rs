@@ -3,35 +3,30 @@
 //! `loadlab serve` on 127.0.0.1:0 with its own upload directory and talks
 //! to it with raw sockets or real curl.
 
-#[macro_use]
-mod common;
-
-mod files {
-    mod cli;
-    pub mod crash;
-    pub mod names;
-    pub mod service;
-    pub mod support;
-    pub mod uploads;
-}
+mod cli;
+pub mod crash;
+pub mod names;
+pub mod service;
+pub mod support;
+pub mod uploads;
 
 // The per-model suite, instantiated here once: per_model! also checks that
-// it names every model of the registry, a check that must run once per binary.
-use files::crash::{
+// it names every model of the registry.
+use self::crash::{
     a_starting_server_leaves_a_live_upload_alone,
     restart_after_kill_9_mid_upload_removes_the_temporary_file,
 };
-use files::names::{
+use self::names::{
     bad_names_are_400_and_touch_nothing, listing_hides_temporary_and_dot_files,
     names_with_dots_inside_are_plain_files, symlinks_are_not_followed,
 };
-use files::service::{
+use self::service::{
     curl_round_trip, delete_204_then_404, get_and_head_carry_validators_and_304,
     listing_is_sorted_json_with_times,
     regression_conditional_uploads_and_deletes_were_carried_out_regardless,
     sha256_query_returns_the_digest, single_ranges_206_and_416,
 };
-use files::uploads::{
+use self::uploads::{
     body_cut_off_leaves_no_file, chunked_upload_is_stored_whole,
     concurrent_same_name_uploads_give_one_whole_file, full_disk_is_507_and_leaves_nothing,
     head_alone_over_max_upload_gets_413_and_nothing_is_written, killed_client_leaves_no_file,

@@ -6,19 +6,16 @@
 //! Fixed seeds, so a failure reproduces; `LOADLAB_FUZZ_ITERS` and
 //! `LOADLAB_FUZZ_SEED` run a longer or different search (README, "Tests").
 
-#[macro_use]
-mod common;
+use crate::common;
 
-mod fuzz {
-    pub mod corpus;
-    pub mod coverage;
-    pub mod mutate;
-    pub mod socket;
-}
+pub mod corpus;
+pub mod coverage;
+pub mod mutate;
+pub mod socket;
 
+use self::coverage::Coverage;
+use self::mutate::MUTATORS;
 use common::sansio::{drive, Answers, Ev, Rng, Split};
-use fuzz::coverage::Coverage;
-use fuzz::mutate::{self, MUTATORS};
 use loadlab::http::Limits;
 
 /// Mutated requests through the core per run: the floor, which
@@ -59,7 +56,7 @@ fn mutated_requests_never_panic_and_give_the_same_events_whole_or_byte_by_byte()
     let iters = env("LOADLAB_FUZZ_ITERS").unwrap_or(ITERS);
     let seed = env("LOADLAB_FUZZ_SEED").unwrap_or(SEED);
     let limits = limits();
-    let seeds = fuzz::corpus::seeds();
+    let seeds = corpus::seeds();
     let all: Vec<&[u8]> = seeds.iter().map(|s| &s.bytes[..]).collect();
     let (large, small): (Vec<usize>, Vec<usize>) = (0..seeds.len()).partition(|&i| seeds[i].large);
     let whole = |input: &[u8]| drive(input, Split::Feed(usize::MAX), &limits, Answers::Varied);
@@ -229,10 +226,9 @@ fn random_requests_through_the_handlers_never_panic() {
 /// serves a normal request afterwards. `LOADLAB_FUZZ_ITERS` scales it too
 /// (one socket case per 200 core cases, at least `socket::CASES`).
 fn raw_socket_pass(model: &str) {
-    let cases = env("LOADLAB_FUZZ_ITERS")
-        .map_or(fuzz::socket::CASES, |n| (n / 200).max(fuzz::socket::CASES));
+    let cases = env("LOADLAB_FUZZ_ITERS").map_or(socket::CASES, |n| (n / 200).max(socket::CASES));
     let seed = env("LOADLAB_FUZZ_SEED").unwrap_or(SEED);
-    fuzz::socket::pass(model, cases, seed);
+    socket::pass(model, cases, seed);
 }
 
 per_model!(raw_socket_pass);

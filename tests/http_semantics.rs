@@ -8,8 +8,7 @@
 //! the discarded-body bound involves how each model reads and closes, so
 //! it runs on every model.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::Duration;

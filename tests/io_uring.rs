@@ -5,7 +5,7 @@
 //! io_uring cannot be set up the server exits with one line, never
 //! falling back to epoll.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! index Kubernetes would set, stdout and stderr in one log) and merged,
 //! and the combinations it refuses.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -3,16 +3,12 @@
 //! and presets; resuming, Ctrl-C, failed starts, CPU pinning, slow clients
 //! (e6), and `loadlab` with no arguments.
 
-mod common;
-
-mod lab {
-    mod ctrl_c;
-    mod go;
-    mod measurement;
-    mod outputs;
-    mod presets;
-    mod shards;
-    mod slow;
-    pub mod support;
-    mod targets;
-}
+mod ctrl_c;
+mod go;
+mod measurement;
+mod outputs;
+mod presets;
+mod shards;
+mod slow;
+pub mod support;
+mod targets;

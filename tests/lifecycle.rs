@@ -4,20 +4,15 @@
 //! queues the rest, a silent client waits in the kernel (TCP_DEFER_ACCEPT),
 //! and a thread pool of 0 workers grows and shrinks.
 
-#[macro_use]
-mod common;
-
-mod lifecycle {
-    pub mod connections;
-    pub mod shutdown;
-    mod support;
-    mod workers;
-}
+pub mod connections;
+pub mod shutdown;
+mod support;
+mod workers;
 
 // The per-model suite, instantiated here once: per_model! also checks that
-// it names every model of the registry, a check that must run once per binary.
-use lifecycle::connections::running_out_of_descriptors_neither_kills_nor_spins;
-use lifecycle::shutdown::{
+// it names every model of the registry.
+use self::connections::running_out_of_descriptors_neither_kills_nor_spins;
+use self::shutdown::{
     a_timed_out_body_leaves_nothing_for_sigterm_to_wait_for,
     regression_sigterm_during_startup_waited_out_the_grace_period,
     regression_sigterm_reset_requests_in_flight_on_keep_alive_connections,

@@ -12,8 +12,7 @@
 //! for each whole hash (seconds) or block write; an idle baseline is
 //! printed beside, for the record.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::{BufReader, Read, Write};
 use std::path::Path;

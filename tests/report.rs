@@ -4,12 +4,8 @@
 //! refused, and the HTML page renders in headless Chromium without a
 //! single request leaving it.
 
-mod common;
-
-mod report {
-    mod chromium;
-    mod flags;
-    mod numbers;
-    mod rendering;
-    pub mod support;
-}
+mod chromium;
+mod flags;
+mod numbers;
+mod rendering;
+pub mod support;

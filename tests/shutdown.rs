@@ -2,8 +2,7 @@
 //! arrive after SIGTERM are refused instead of queueing behind the work in
 //! flight to be reset when it ends, and that work completes.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

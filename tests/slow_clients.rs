@@ -4,7 +4,7 @@
 //! timeouts free their workers instead of leaving them held for minutes,
 //! and shed the slow clients that expired while they queued.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 //! (scripts/slurm-up.sh; .ci/run starts it): without it these tests fail
 //! naming the script, they never pass by skipping.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,8 +1,7 @@
 //! Smoke test of the shared harness: every model starts, answers and stops,
 //! each as a test of its own so that one model's failure hides no other's.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 per_model!(starts_serves_and_exits_zero_on_sigterm);

@@ -3,7 +3,7 @@
 //! through `read_buf`/`filled`, as the models do) give the same events.
 //! Random and mutated requests are tests/fuzz.rs's.
 
-mod common;
+use crate::common;
 
 use common::sansio::{self, Answers, Ev, Split};
 use loadlab::http::{Event, Limits, ServerConn};

@@ -4,10 +4,6 @@
 //! the quick E2 preset; clients that time out; a server that does not
 //! start; `--scratch`; `--url`.
 
-mod common;
-
-mod stress {
-    mod failures;
-    mod runs;
-    pub mod support;
-}
+mod failures;
+mod runs;
+pub mod support;

@@ -5,7 +5,7 @@
 //! free space before anything is written; the SHA-256 of the test content
 //! counts inside `--timeout` (issue 19 item 10).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

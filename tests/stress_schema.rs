@@ -3,7 +3,7 @@
 //! servers and one against `--url`, with the validator in
 //! tests/common/schema.rs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

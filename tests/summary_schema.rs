@@ -3,7 +3,7 @@
 //! in tests/common/schema.rs): a sweep with failed runs, a skipped target,
 //! non-2xx answers and a machine, and an E1 run without machine.json.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

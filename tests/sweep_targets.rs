@@ -4,7 +4,7 @@
 //! `--fail-on` exits 3 naming the run where a condition held; a worker
 //! count a target cannot run with is a usage error (issue 19).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

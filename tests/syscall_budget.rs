@@ -5,7 +5,7 @@
 //! (examples/floor_server.rs) makes about 2.7 at c=50 (its extra read
 //! returns EAGAIN); these models about 2.05 (docs/PERFORMANCE.md).
 
-mod common;
+use crate::common;
 
 use common::strace::keep_alive_counts;
 use common::TestServer;

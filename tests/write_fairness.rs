@@ -6,7 +6,7 @@
 //! waited. A per-turn byte budget (`outq::WRITE_BUDGET`) hands the thread
 //! round.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -37,8 +37,9 @@ for v in RATE C SECS; do
 done
 command -v perf >/dev/null || { echo "perf is not installed (Debian: linux-perf)" >&2; exit 2; }
 
-BIN=target/release
-cargo build --release --quiet --bin loadlab --example floor_server --example floor_uring
+# The release build with debug info, so perf resolves inlined frames.
+BIN=${CARGO_TARGET_DIR:-target}/profiling
+cargo build --profile profiling --quiet --bin loadlab --example floor_server --example floor_uring
 mkdir -p "$OUT"
 
 SPID=

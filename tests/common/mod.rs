@@ -37,10 +37,10 @@ macro_rules! per_model {
 
         #[test]
         fn per_model_runs_every_model() {
-            let generated = [$(common::model_name(stringify!($m))),*];
+            let generated = [$(crate::common::model_name(stringify!($m))),*];
             assert_eq!(
                 generated.as_slice(),
-                common::MODELS.as_slice(),
+                crate::common::MODELS.as_slice(),
                 "per_model! must name every model of the registry, in its order"
             );
         }

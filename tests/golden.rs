@@ -23,7 +23,7 @@
 //! To accept a deliberate change of output, re-bless and review the diff:
 //!
 //! ```text
-//! LOADLAB_BLESS=1 cargo test --release --test golden
+//! LOADLAB_BLESS=1 scripts/test.sh golden::
 //! git diff tests/golden/expected
 //! ```
 //!
@@ -67,14 +67,14 @@ fn golden(rel: &str, actual: &str) {
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read golden file {}: {e}\n\
-             (write it with LOADLAB_BLESS=1 cargo test --release --test golden)",
+             (write it with LOADLAB_BLESS=1 scripts/test.sh golden::)",
             path.display()
         )
     });
     if let Some(diff) = first_difference(&expected, actual) {
         panic!(
             "output differs from golden file {}\n{diff}\n\
-             If the change is intended: LOADLAB_BLESS=1 cargo test --release --test golden, \
+             If the change is intended: LOADLAB_BLESS=1 scripts/test.sh golden::, \
              then review `git diff tests/golden/expected`.",
             path.display()
         );

@@ -3,6 +3,7 @@
 
 mod ab_parsers;
 mod ab_report;
+mod kernel;
 mod load;
 mod merge;
 mod records;

@@ -1,5 +1,5 @@
 //! Holds `loadlab bench --format json` to the checked-in JSON Schema
-//! (docs/schema/bench-v2.schema.json) (validator in tests/common/schema.rs), and `--format csv` to the documented columns
+//! (docs/schema/bench-v3.schema.json) (validator in tests/common/schema.rs), and `--format csv` to the documented columns
 //! (docs/schema/bench-csv.md).
 
 use crate::common;
@@ -10,7 +10,7 @@ use common::*;
 use serde_json::Value;
 
 fn validate(doc: &Value) -> Vec<String> {
-    common::schema::validate("bench-v2.schema.json", doc)
+    common::schema::validate("bench-v3.schema.json", doc)
 }
 
 #[test]

@@ -72,7 +72,7 @@ fn https_with_cacert_passes_with_and_without_keepalive() {
         // pays it every time, a kept-alive run about once per connection.
         assert!(n(&v, "/connect_ms/count") == 300, "{}", v["connect_ms"]);
         // The `tls` object is part of the published schema.
-        let errs = common::schema::validate("bench-v2.schema.json", &v);
+        let errs = common::schema::validate("bench-v3.schema.json", &v);
         assert!(errs.is_empty(), "{errs:#?}");
     }
 }

@@ -1,8 +1,9 @@
 //! `loadlab sweep` with small counts against real targets: built-in
 //! models, nginx, Go's net/http, a foreign server started from a command,
 //! and presets; resuming, Ctrl-C, failed starts, CPU pinning, slow clients
-//! (e6), and `loadlab` with no arguments.
+//! (e6), the cap on one run, and `loadlab` with no arguments.
 
+mod caps;
 mod ctrl_c;
 mod go;
 mod measurement;

@@ -161,6 +161,8 @@ pub struct BenchConfig {
     pub warmup: Option<Duration>,
     /// Responses may vary in length without counting as failures (ab -l).
     pub variable_length: bool,
+    /// An answer that broke a rule (a violation) counts as failed.
+    pub strict: bool,
     /// How an https target is spoken to (ignored for http).
     pub tls: TlsOptions,
     /// Keep each answered request's timings (`--per-request`, `-g`).
@@ -220,6 +222,7 @@ impl BenchConfig {
             rate: None,
             warmup: None,
             variable_length: false,
+            strict: false,
             tls: Default::default(),
             per_request: false,
             client: Default::default(),

@@ -18,12 +18,19 @@ use super::stats::{
     Summary,
 };
 use super::verdict::Verdict;
+use super::violations::Violations;
 use super::ClientTime;
 
 /// Identifies the JSON layout; bump on any incompatible change. v2 added
 /// `status_codes`, `histograms.buckets`, the per-second `series` (and its
-/// start time), the run's `window` and, for a shard, `shard`.
-pub const SCHEMA_ID: &str = "loadlab.bench/v2";
+/// start time), the run's `window` and, for a shard, `shard`. v3 counts
+/// answers that broke a rule as answered, with `violations` and
+/// `violation_closes`, where v2 counted them failed.
+pub const SCHEMA_ID: &str = "loadlab.bench/v3";
+
+/// v2, still read: it has no violations (any it met are among its
+/// failures).
+pub const SCHEMA_V2: &str = "loadlab.bench/v2";
 
 /// The layout before v2, still read (by `loadlab merge`): it lacks status
 /// codes (the report then says how many responses have none), buckets
@@ -67,7 +74,7 @@ pub struct Histograms {
     pub buckets: Option<PerDistribution<Vec<Bucket>>>,
 }
 
-/// The JSON document (`docs/schema/bench-v2.schema.json` describes it).
+/// The JSON document (`docs/schema/bench-v3.schema.json` describes it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchJson {
     pub schema: String,
@@ -102,6 +109,14 @@ pub struct BenchJson {
     #[serde(default)]
     pub status_codes: BTreeMap<u16, u64>,
     pub errors: BTreeMap<String, u64>,
+    /// Rules broken by answers that still counted as answered: count and
+    /// first example by kind (absent in files before v3).
+    #[serde(default)]
+    pub violations: Violations,
+    /// Keep-alive connections closed because a violation left their
+    /// framing unknown.
+    #[serde(default)]
+    pub violation_closes: u64,
     pub bytes: Bytes,
     pub requests_per_second: f64,
     pub time_per_request_ms: f64,
@@ -134,6 +149,11 @@ pub struct BenchJson {
     /// Whether the load generator itself set the rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientTime>,
+    /// What the kernel's TCP counters rose by over the run (the network
+    /// namespace's, warm-up included); a counter that could not be read is
+    /// absent, never 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_tcp: Option<crate::sys::tcp::Reading>,
     /// Whether every figure above (rates, latencies, status codes,
     /// buckets, series) can be taken as it stands, and if not why. Derived
     /// from the counters, so ignored when a file is read back.
@@ -175,6 +195,8 @@ impl BenchJson {
             },
             status_codes: s.status_codes.to_map(),
             errors: s.errors.clone(),
+            violations: s.violations.clone(),
+            violation_closes: s.violation_closes,
             bytes: Bytes {
                 total_received: s.total_bytes,
                 html_received: s.html_bytes,
@@ -201,15 +223,16 @@ impl BenchJson {
             window: r.window,
             shard: r.shard.clone(),
             client: r.client,
+            kernel_tcp: r.kernel_tcp.clone(),
             verdict: Verdict::of(r),
         }
     }
 
     /// Rebuilds a result (counters and full histograms) from its JSON.
     pub fn into_result(self) -> anyhow::Result<BenchResult> {
-        if self.schema != SCHEMA_ID && self.schema != SCHEMA_V1 {
+        if ![SCHEMA_ID, SCHEMA_V2, SCHEMA_V1].contains(&self.schema.as_str()) {
             anyhow::bail!(
-                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID} and {SCHEMA_V1})",
+                "unsupported schema '{}' (this loadlab reads {SCHEMA_ID}, {SCHEMA_V2} and {SCHEMA_V1})",
                 self.schema
             );
         }
@@ -246,6 +269,8 @@ impl BenchJson {
             status_classes: [c.other, c.c1, c.c2, c.c3, c.c4, c.c5],
             status_codes,
             errors: self.errors,
+            violations: self.violations,
+            violation_closes: self.violation_closes,
             total_bytes: self.bytes.total_received,
             html_bytes: self.bytes.html_received,
             body_sent: self.bytes.body_sent,
@@ -275,6 +300,7 @@ impl BenchJson {
             window: self.window,
             shard: self.shard,
             client: self.client,
+            kernel_tcp: self.kernel_tcp,
         })
     }
 }

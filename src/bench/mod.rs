@@ -21,6 +21,7 @@ pub mod shard;
 pub mod slow;
 pub mod stats;
 pub mod verdict;
+pub mod violations;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -243,6 +244,7 @@ pub fn run(
         keep_alive: cfg.request.keep_alive,
         timeout: cfg.timeout,
         variable_length: cfg.variable_length,
+        strict: cfg.strict,
         run_start,
         measure_start,
         deadline: cfg.duration.map(|d| measure_start + d),
@@ -256,6 +258,7 @@ pub fn run(
         doc_length: AtomicU64::new(engine::NO_LENGTH),
     };
     let plans = plans(whole);
+    let tcp_before = crate::sys::tcp::read();
     let progress: Vec<ThreadCounters> = plans.iter().map(|_| ThreadCounters::default()).collect();
     let finished = AtomicBool::new(false);
     let (mut stats, records, ended) = std::thread::scope(|scope| -> anyhow::Result<_> {
@@ -329,6 +332,8 @@ pub fn run(
         start_skew_ms: None,
     };
     let mut result = BenchResult::new(cfg, stats, elapsed);
+    let tcp = crate::sys::tcp::delta(&tcp_before, &crate::sys::tcp::read());
+    result.kernel_tcp = (!tcp.is_empty()).then_some(tcp);
     result.records = records;
     result.window = Some(window);
     result.shard = whole.shard.map(|s| load_id::shard_info(whole, s));

@@ -54,6 +54,11 @@ pub struct BenchResult {
     /// How the load threads spent the run (None in files from before it
     /// was recorded, and in a merge of any such file).
     pub client: Option<ClientTime>,
+    /// What the kernel's TCP counters rose by over the run, warm-up
+    /// included (`sys::tcp`): the whole network namespace's, so other
+    /// traffic counts too. None where /proc/net could not be read, and in
+    /// a merge (shards on one machine would count each other twice).
+    pub kernel_tcp: Option<crate::sys::tcp::Reading>,
 }
 
 impl BenchResult {
@@ -81,6 +86,7 @@ impl BenchResult {
             window: None,
             shard: None,
             client: None,
+            kernel_tcp: None,
         }
     }
 
@@ -201,6 +207,7 @@ impl BenchResult {
             .collect::<Option<Vec<_>>>()
             .and_then(ClientTime::combine);
         out.window = None;
+        out.kernel_tcp = None;
         let windows: Option<Vec<Window>> = results.iter().map(|r| r.window).collect();
         if let Some(w) = windows {
             // A window's time starts where its run's elapsed time does

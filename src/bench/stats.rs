@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 
 pub use super::codes::StatusCodes;
 use super::series::Series;
+use super::violations::{self, Violations};
 
 /// Histogram range: 1 µs .. 1 hour, 3 significant digits.
 const HIST_MAX_US: u64 = 3_600_000_000;
@@ -192,6 +193,11 @@ pub struct Stats {
     pub status_codes: StatusCodes,
     /// Errors by kind, e.g. "connect: Connection refused".
     pub errors: BTreeMap<String, u64>,
+    /// Rules broken by answers that still count as answered, by kind.
+    pub violations: Violations,
+    /// Keep-alive connections closed, not reused, because a violation left
+    /// where the next response starts unknown.
+    pub violation_closes: u64,
     /// Bytes received (heads and bodies as on the wire).
     pub total_bytes: u64,
     /// Body bytes received after transfer decoding.
@@ -226,6 +232,8 @@ impl Stats {
             status_classes: [0; 6],
             status_codes: StatusCodes::default(),
             errors: BTreeMap::new(),
+            violations: Violations::new(),
+            violation_closes: 0,
             total_bytes: 0,
             html_bytes: 0,
             body_sent: 0,
@@ -335,6 +343,12 @@ impl Stats {
         for (k, v) in &o.errors {
             add("errors", self.errors.entry(k.clone()).or_insert(0), *v);
         }
+        violations::merge(&mut self.violations, &o.violations);
+        add(
+            "violation_closes",
+            &mut self.violation_closes,
+            o.violation_closes,
+        );
         add("bytes.total_received", &mut self.total_bytes, o.total_bytes);
         add("bytes.html_received", &mut self.html_bytes, o.html_bytes);
         add("bytes.body_sent", &mut self.body_sent, o.body_sent);

@@ -25,6 +25,10 @@ pub enum Flag {
     /// Failed requests, or no answer at all: part of the work is missing.
     #[serde(rename = "failed")]
     Failed,
+    /// Answers that broke a rule of HTTP while still arriving whole (see
+    /// `bench::violations`): counted as answered, the server has a bug.
+    #[serde(rename = "violations")]
+    Violations,
     /// Answers outside 200-299 (ab's "Non-2xx responses"): ab's rate
     /// counts them as if they were the page asked for.
     #[serde(rename = "non-2xx")]
@@ -46,6 +50,7 @@ impl Flag {
     pub fn word(self) -> &'static str {
         match self {
             Flag::Failed => "failed",
+            Flag::Violations => "violations",
             Flag::Non2xx => "non-2xx",
             Flag::RateShort => "rate-short",
             Flag::TooShort => "too-short",
@@ -73,6 +78,19 @@ impl Verdict {
             );
         } else if let (Some(why), 0) = (&nothing, s.non_2xx) {
             v.add(Flag::Failed, why.clone());
+        }
+        if !s.violations.is_empty() {
+            let closes = match s.violation_closes {
+                0 => String::new(),
+                n => format!("; {n} keep-alive connections closed for it"),
+            };
+            v.add(
+                Flag::Violations,
+                format!(
+                    "answers broke HTTP's rules: {}{closes}",
+                    super::violations::summary(&s.violations)
+                ),
+            );
         }
         if s.non_2xx > 0 {
             v.add(
@@ -241,5 +259,21 @@ mod tests {
             s.non_2xx = 100;
         }));
         assert_eq!(v.flags, [Flag::Non2xx]);
+    }
+
+    #[test]
+    fn violations_are_a_flag_of_their_own_with_the_kinds_and_closes() {
+        use crate::bench::violations::{record, Violation};
+        let v = Verdict::of(&run(2.0, |s| {
+            for _ in 0..3 {
+                record(&mut s.violations, Violation::BytesAfterBody, Some("junk"));
+            }
+            s.violation_closes = 3;
+        }));
+        assert_eq!(v.flags, [Flag::Violations]);
+        assert_eq!(
+            v.reasons,
+            ["answers broke HTTP's rules: bytes-after-body (3); 3 keep-alive connections closed for it"]
+        );
     }
 }

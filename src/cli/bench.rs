@@ -23,6 +23,7 @@ use crate::bench::render::{
 use crate::bench::shard::Shard;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::verdict::Verdict;
+use crate::bench::violations;
 use crate::bench::{self, BenchConfig, RequestSpec};
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
 use crate::net::url::HttpUrl;
@@ -81,6 +82,12 @@ pub struct BenchArgs {
     /// Accept variable document length (for dynamic pages).
     #[arg(short = 'l')]
     pub variable_length: bool,
+    /// Count an answer that broke a rule (bytes after its body, a bare LF
+    /// in its head, a Date that is not an HTTP-date) as a failed request,
+    /// and exit 3 when there was one; without it such an answer counts as
+    /// answered, with the violation reported beside it.
+    #[arg(long)]
+    pub strict: bool,
     /// Don't exit on socket receive errors (always true for loadlab).
     #[arg(short = 'r')]
     pub no_exit_on_errors: bool,
@@ -127,7 +134,7 @@ pub struct BenchArgs {
     pub warmup: Option<Duration>,
     /// Fail the run (exit 3) when a condition holds, checked after the
     /// report: comma-separated METRIC OP NUMBER[UNIT], e.g.
-    /// 'failed>0,p99>10ms,rps<5000'. Metrics: failed, non2xx, errors,
+    /// 'failed>0,p99>10ms,rps<5000'. Metrics: failed, non2xx, violations, errors,
     /// success_ratio, rps, p50, p90, p99, p999, max (latencies need a
     /// unit: us, ms or s). See docs/reading-results.md.
     #[arg(long, value_name = "CONDITIONS", value_parser = fail_on::parse)]
@@ -343,6 +350,7 @@ impl BenchArgs {
             rate: self.rate,
             warmup: self.warmup,
             variable_length: self.variable_length,
+            strict: self.strict,
             tls: TlsOptions {
                 cacert: self.cacert.clone(),
                 insecure: self.insecure,
@@ -520,6 +528,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         return Err(Exit::interrupted(
             "the report covers the requests made until then",
         ));
+    }
+    // Before "nothing usable": under --strict every answer of a server
+    // with one framing bug fails, and the bug is what to say.
+    if cfg.strict && !result.stats.violations.is_empty() {
+        return Err(Exit::conditions_held(&[format!(
+            "answers broke HTTP's rules (--strict counts them as failed): {}",
+            violations::summary(&result.stats.violations)
+        )]));
     }
     if let Some(why) = result.stats.nothing_usable() {
         anyhow::bail!("bench measured nothing usable: {why}");

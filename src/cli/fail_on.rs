@@ -8,6 +8,7 @@ use std::fmt;
 
 use crate::bench::result::BenchResult;
 use crate::bench::stats::Summary;
+use crate::bench::violations;
 use crate::results::raw::RawRow;
 
 /// What a condition looks at. Counts are requests; `errors` is every
@@ -19,6 +20,9 @@ pub enum Metric {
     Failed,
     /// ab's "Non-2xx responses" (3xx included, as in ab).
     Non2xx,
+    /// Answers that broke a rule of HTTP but counted as answered, summed
+    /// over kinds (bench only: a sweep's rows do not carry them).
+    Violations,
     Errors,
     /// 2xx/3xx answers / completed requests, 0 to 1.
     SuccessRatio,
@@ -40,9 +44,10 @@ enum Kind {
     Latency,
 }
 
-const METRICS: [(&str, Metric); 10] = [
+const METRICS: [(&str, Metric); 11] = [
     ("failed", Metric::Failed),
     ("non2xx", Metric::Non2xx),
+    ("violations", Metric::Violations),
     ("errors", Metric::Errors),
     ("success_ratio", Metric::SuccessRatio),
     ("rps", Metric::Rps),
@@ -56,7 +61,7 @@ const METRICS: [(&str, Metric); 10] = [
 impl Metric {
     fn kind(self) -> Kind {
         match self {
-            Metric::Failed | Metric::Non2xx | Metric::Errors => Kind::Count,
+            Metric::Failed | Metric::Non2xx | Metric::Violations | Metric::Errors => Kind::Count,
             Metric::SuccessRatio => Kind::Ratio,
             Metric::Rps => Kind::Rate,
             _ => Kind::Latency,
@@ -251,6 +256,7 @@ impl fmt::Display for Condition {
 pub struct Observed {
     pub failed: u64,
     pub non2xx: u64,
+    pub violations: u64,
     pub complete: u64,
     /// Answers with a 2xx or 3xx status.
     pub ok: u64,
@@ -269,6 +275,7 @@ impl Observed {
         Observed {
             failed: s.failed(),
             non2xx: s.non_2xx,
+            violations: violations::total(&s.violations),
             complete: s.complete,
             ok: s.answered_ok(),
             rps: s.answered_ok() as f64 / r.seconds(),
@@ -284,6 +291,7 @@ impl Observed {
         Observed {
             failed: r.failed,
             non2xx: r.non_2xx,
+            violations: 0,
             complete: r.complete,
             ok: r.ok_responses,
             rps: r.ok_rps,
@@ -299,6 +307,7 @@ impl Observed {
         match m {
             Metric::Failed => self.failed as f64,
             Metric::Non2xx => self.non2xx as f64,
+            Metric::Violations => self.violations as f64,
             Metric::Errors => self.complete.saturating_sub(self.ok) as f64,
             Metric::SuccessRatio if self.complete == 0 => 0.0,
             Metric::SuccessRatio => self.ok as f64 / self.complete as f64,
@@ -320,6 +329,11 @@ impl Conditions {
     /// All the conditions of several `--fail-on` flags.
     pub fn join(all: &[Conditions]) -> Conditions {
         Conditions(all.iter().flat_map(|c| c.0.iter().cloned()).collect())
+    }
+
+    /// Whether any condition looks at `m`.
+    pub fn names(&self, m: Metric) -> bool {
+        self.0.iter().any(|c| c.metric == m)
     }
 
     /// One line per condition that held for a bench run.
@@ -442,6 +456,7 @@ mod tests {
         Observed {
             failed: 2,
             non2xx: 3,
+            violations: 7,
             complete: 100,
             ok: 95,
             rps: 4000.0,
@@ -473,6 +488,17 @@ mod tests {
             .unwrap()
             .held(&observed())
             .is_empty());
+    }
+
+    #[test]
+    fn violations_is_a_count_condition() {
+        let c = parse("violations>0").unwrap();
+        assert!(c.names(Metric::Violations));
+        assert_eq!(c.held(&observed()), ["fail-on: violations = 7 > 0"]);
+        assert!(parse("violations>7").unwrap().held(&observed()).is_empty());
+        assert!(parse("violations>0.5")
+            .unwrap_err()
+            .contains("whole number"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_ab;
+mod default_run;
 mod emit_args;
 pub mod exit;
 pub mod fail_on;
@@ -104,7 +105,7 @@ pub fn main() -> i32 {
         // The main job on built-in defaults: a short comparison of every
         // model (and nginx when installed), a fresh report in
         // ./loadlab-report/.
-        None => sweep::run_default(),
+        None => default_run::run_default(),
     };
     match result {
         Ok(()) => exit::OK,

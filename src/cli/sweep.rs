@@ -1,5 +1,6 @@
-//! `loadlab sweep` and `loadlab` with no arguments: flags -> SweepPlan ->
-//! run with progress -> report; Ctrl-C keeps what was measured.
+//! `loadlab sweep`: flags -> SweepPlan -> run with progress -> report;
+//! Ctrl-C keeps what was measured. `loadlab` with no arguments runs its
+//! plan through here too (`default_run`).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,18 +19,11 @@ use crate::lab::shards::{self, ShardPlan};
 use crate::lab::target::TargetSpec;
 use crate::proc::affinity;
 use crate::proc::go::{self, find_go};
-use crate::proc::nginx::find_nginx;
 use crate::results::presets::{Preset, PresetKind};
-use crate::results::raw::{self, RawRow};
+use crate::results::raw::RawRow;
 use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::SweepInfo;
 use crate::server::Shutdown;
-
-/// Where `loadlab` with no arguments writes its report.
-pub const DEFAULT_REPORT_DIR: &str = "loadlab-report";
-/// Where the report of the invocation before goes, so that each
-/// invocation's report holds its own runs only.
-pub const PREVIOUS_REPORT_DIR: &str = "loadlab-report.previous";
 
 /// Exit status after Ctrl-C, as a shell reports a command ended by SIGINT
 /// (128 + 2): a script running `loadlab sweep ... && next` stops there.
@@ -100,6 +94,11 @@ pub struct SweepArgs {
     /// Per-request timeout (default 30s).
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
+    /// The longest one run may take (default 60s): a run still going then
+    /// is ended and recorded as failed with what it measured, and that
+    /// target's later runs at equal or higher concurrency are skipped.
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub max_cell_time: Option<Duration>,
     /// Load-generator threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -278,6 +277,12 @@ impl SweepArgs {
             }
             plan.timeout = t;
         }
+        if let Some(t) = self.max_cell_time {
+            if t.is_zero() {
+                return Err(usage("--max-cell-time must be greater than 0"));
+            }
+            plan.max_cell_time = t;
+        }
         if self.threads == Some(0) {
             return Err(usage("--threads must be at least 1"));
         }
@@ -344,6 +349,11 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
     }
     let baseline = args.baseline.clone();
     let fail_on = Conditions::join(&args.fail_on);
+    if fail_on.names(fail_on::Metric::Violations) {
+        return Err(usage(
+            "--fail-on: violations is a bench metric; a sweep's rows do not record violations yet",
+        ));
+    }
     let (plan, out, quiet) = args.into_plan()?;
     let info = SweepInfo {
         command: command_line(std::env::args()),
@@ -366,7 +376,7 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
 /// nothing: its table and report are written (they say what failed), and
 /// the exit status is 1 with one line, as for bench. A resumed sweep that
 /// had nothing left to run is not a failure.
-fn fail_if_nothing_usable(outcome: &SweepOutcome) -> anyhow::Result<()> {
+pub(super) fn fail_if_nothing_usable(outcome: &SweepOutcome) -> anyhow::Result<()> {
     let made: Vec<&RawRow> = outcome.rows.iter().filter(|r| !r.is_skip()).collect();
     // ab's counts: a 2xx answer is one that neither failed nor was non-2xx.
     let usable = |r: &RawRow| r.is_measured() && r.complete > r.failed + r.non_2xx;
@@ -380,92 +390,9 @@ fn fail_if_nothing_usable(outcome: &SweepOutcome) -> anyhow::Result<()> {
     )
 }
 
-/// `loadlab` with no arguments: the short comparison, into a fresh
-/// ./loadlab-report/ (the one before moves to loadlab-report.previous/),
-/// so its tables never average over several invocations.
-pub fn run_default() -> anyhow::Result<()> {
-    let dir = Path::new(DEFAULT_REPORT_DIR);
-    if set_aside(dir, Path::new(PREVIOUS_REPORT_DIR))? {
-        writeln!(
-            std::io::stdout(),
-            "loadlab: the previous report is now in {PREVIOUS_REPORT_DIR}/"
-        )?;
-    }
-    let plan = presets::default_plan();
-    let servers = plan
-        .targets
-        .iter()
-        .filter(|t| !matches!(t, TargetSpec::Nginx { .. }) || find_nginx().is_some())
-        .count();
-    let conc: Vec<String> = plan.concurrency.iter().map(|c| c.to_string()).collect();
-    writeln!(
-        std::io::stdout(),
-        "loadlab: comparing {servers} servers on /500B.html (c = {}; keep-alive off and on; {} interleaved rounds of {} s runs); about {} s",
-        conc.join(", "),
-        plan.repeat,
-        plan.min_time.as_secs_f64(),
-        about_secs(&plan, servers)
-    )?;
-    let info = SweepInfo {
-        command: "loadlab".into(),
-        ..SweepInfo::default()
-    };
-    let outcome = execute(&plan, dir, info, false)?;
-    exit_if_interrupted(&outcome);
-    fail_if_nothing_usable(&outcome)
-}
-
-/// How long the bare run takes with `servers` targets, from its runs and
-/// what each run costs beyond its measured time (starting, connecting
-/// 1,000 clients, the report), as measured on a 2-core machine: 126
-/// runs of 0.5 s took 71.9 s.
-fn about_secs(plan: &SweepPlan, servers: usize) -> u64 {
-    const PER_RUN_S: f64 = 0.05;
-    const FIXED_S: f64 = 3.0;
-    let runs = plan.runs() * servers / plan.targets.len().max(1);
-    (runs as f64 * (plan.min_time.as_secs_f64() + PER_RUN_S) + FIXED_S).round() as u64
-}
-
-/// Moves a previous report out of the way; true when there was one. A
-/// directory that is not a loadlab report is never touched.
-fn set_aside(dir: &Path, previous: &Path) -> anyhow::Result<bool> {
-    let is_report = |d: &Path| d.join(raw::RAW_CSV).is_file();
-    let is_empty = |d: &Path| std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_none());
-    if !dir.exists() {
-        return Ok(false);
-    }
-    if !dir.is_dir() || !(is_report(dir) || is_empty(dir)) {
-        anyhow::bail!(
-            "{} exists and is not a loadlab report; move it away first",
-            dir.display()
-        );
-    }
-    if is_empty(dir) {
-        return Ok(false);
-    }
-    if previous.exists() {
-        if !previous.is_dir() || !(is_report(previous) || is_empty(previous)) {
-            anyhow::bail!(
-                "{} exists and is not a loadlab report; move it away first",
-                previous.display()
-            );
-        }
-        std::fs::remove_dir_all(previous)
-            .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", previous.display()))?;
-    }
-    std::fs::rename(dir, previous).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot move {} to {}: {e}",
-            dir.display(),
-            previous.display()
-        )
-    })?;
-    Ok(true)
-}
-
 /// After Ctrl-C, with the report written and printed: exit with
 /// [`INTERRUPTED_EXIT`] rather than 0.
-fn exit_if_interrupted(outcome: &SweepOutcome) {
+pub(super) fn exit_if_interrupted(outcome: &SweepOutcome) {
     if outcome.interrupted {
         let _ = std::io::stdout().flush();
         std::process::exit(INTERRUPTED_EXIT);

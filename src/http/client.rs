@@ -22,6 +22,67 @@ pub struct ResponseInfo {
     pub keep_alive: bool,
     /// The `Server` header, when asked for with `capture_server`.
     pub server: Option<String>,
+    /// Rules the head broke that leave its framing known ([`HeadFlaws`]).
+    pub flaws: HeadFlaws,
+    /// The first flawed head this parser saw, escaped and cut
+    /// ([`flaw_example`]); taken by the caller with the response.
+    pub flaw_example: Option<String>,
+}
+
+/// Rules a response head broke without leaving its framing in doubt: the
+/// response still counts as answered, and the load generator counts each
+/// as a violation (RFC 9112 section 2.2, RFC 9110 section 6.6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeadFlaws(u8);
+
+impl HeadFlaws {
+    /// A line of the head ends in LF without CR.
+    pub const BARE_LF: HeadFlaws = HeadFlaws(1);
+    /// A `Date` field that is not an IMF-fixdate, the one form a sender
+    /// may generate.
+    pub const BAD_DATE: HeadFlaws = HeadFlaws(2);
+    pub const ALL: [HeadFlaws; 2] = [HeadFlaws::BARE_LF, HeadFlaws::BAD_DATE];
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn contains(self, f: HeadFlaws) -> bool {
+        self.0 & f.0 == f.0 && f.0 != 0
+    }
+
+    fn add(&mut self, f: HeadFlaws) {
+        self.0 |= f.0;
+    }
+}
+
+/// At most this many bytes of a violation's example are kept.
+pub const EXAMPLE_BYTES: usize = 200;
+
+/// `bytes` as printable ASCII (`\r`, `\n`, `\xNN`), cut to
+/// [`EXAMPLE_BYTES`] of input with `...` when longer.
+pub fn flaw_example(bytes: &[u8]) -> String {
+    let cut = &bytes[..bytes.len().min(EXAMPLE_BYTES)];
+    let mut out: String = cut.escape_ascii().to_string();
+    if bytes.len() > cut.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// Whether a `Date` value is an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
+/// GMT`): the two obsolete forms parse, but a sender must not send them.
+fn is_imf_fixdate(v: &[u8]) -> bool {
+    v.len() == 29
+        && v.ends_with(b" GMT")
+        && std::str::from_utf8(v).is_ok_and(|t| httpdate::parse_http_date(t).is_ok())
+}
+
+/// Whether some line of `head` ends in a bare LF.
+fn has_bare_lf(head: &[u8]) -> bool {
+    head.iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\n' && (i == 0 || head[i - 1] != b'\r'))
 }
 
 /// Why a response could not be parsed.
@@ -61,6 +122,7 @@ struct HeadMeaning {
     status: u16,
     keep_alive: bool,
     framing: Framing,
+    flaws: HeadFlaws,
 }
 
 /// The last head parsed on this connection and what it meant. A server
@@ -109,6 +171,9 @@ pub struct ResponseParser {
     capture_server: bool,
     /// `feed` returns once a final head is in (see `pause_after_head`).
     pause_after_head: bool,
+    /// An example of a flawed head was handed out: one per parser is
+    /// enough, and making one costs an allocation.
+    example_given: bool,
 }
 
 impl ResponseParser {
@@ -123,6 +188,7 @@ impl ResponseParser {
             head_request,
             capture_server: false,
             pause_after_head: false,
+            example_given: false,
         }
     }
 
@@ -305,7 +371,14 @@ impl ResponseParser {
         match parsed {
             Ok(httparse::Status::Complete(n)) => {
                 let server = self.capture_server.then_some(&mut self.info.server);
-                let meaning = interpret(&resp, self.head_request, server)?;
+                let mut meaning = interpret(&resp, self.head_request, server)?;
+                if has_bare_lf(&buf[..n]) {
+                    meaning.flaws.add(HeadFlaws::BARE_LF);
+                }
+                if !meaning.flaws.is_empty() && !self.example_given {
+                    self.example_given = true;
+                    self.info.flaw_example = Some(flaw_example(&buf[..n]));
+                }
                 self.memo.remember(&buf[..n], meaning);
                 self.enter(meaning, n);
                 self.partial.clear();
@@ -330,6 +403,7 @@ impl ResponseParser {
         self.info.status = m.status;
         self.info.head_bytes += n as u64;
         self.info.keep_alive = m.keep_alive;
+        self.info.flaws.add(m.flaws);
         self.state = match m.framing {
             Framing::Interim => State::Head,
             Framing::Length(len) => State::Body(Body::Length(len)),
@@ -357,6 +431,7 @@ fn interpret(
     let http10 = resp.version == Some(0);
     let mut fields = FramingFields::default();
     let (mut close, mut ka) = (false, false);
+    let mut flaws = HeadFlaws::default();
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
         if fields
@@ -369,6 +444,10 @@ fn interpret(
             for t in h.value.split(|&b| b == b',').map(|t| t.trim_ascii()) {
                 close |= t.eq_ignore_ascii_case(b"close");
                 ka |= t.eq_ignore_ascii_case(b"keep-alive");
+            }
+        } else if name.eq_ignore_ascii_case(b"date") {
+            if !is_imf_fixdate(h.value) {
+                flaws.add(HeadFlaws::BAD_DATE);
             }
         } else if name.eq_ignore_ascii_case(b"server") {
             if let Some(server) = server.as_mut() {
@@ -404,6 +483,7 @@ fn interpret(
         status,
         keep_alive,
         framing,
+        flaws,
     })
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::conditions;
-use super::measure::{measure, Placement, SLOW_READ_BYTES, SLOW_READ_PATH};
+use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
 use super::target::{Running, StartContext};
@@ -18,6 +18,9 @@ use crate::proc::nginx::find_nginx;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
 use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
+
+/// How the reason of a run not made after a capped one starts.
+pub const NOT_MADE: &str = "not made: ";
 
 /// What a sweep tells its caller as it goes (for progress and notes).
 #[derive(Debug)]
@@ -153,11 +156,23 @@ fn run_schedule(
     stop: &(dyn Fn() -> bool + Sync),
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<()> {
+    // Per target: the lowest concurrency a run of it was capped at.
+    let mut capped: Vec<Option<u64>> = vec![None; started.len()];
     for &(i, j) in &schedule.order {
         let Some((running, place)) = &started[i] else {
             continue;
         };
         let run = &schedule.instances[i].runs[j];
+        let c = run.config.concurrency;
+        if let Some(at) = capped[i].filter(|&at| c >= at) {
+            let mut row = record::run_row(run);
+            row.set_failed(format!(
+                "{NOT_MADE}a run of this target at c = {at} hit --max-cell-time ({} s), and this one asks as much or more",
+                plan.max_cell_time.as_secs_f64()
+            ));
+            on_event(SweepEvent::Run(journal.record(row)?));
+            continue;
+        }
         let row = if stop() {
             None
         } else {
@@ -170,6 +185,10 @@ fn run_schedule(
             journal.outcome.interrupted = true;
             break;
         };
+        if row.error.starts_with(CAPPED) {
+            let at = capped[i].get_or_insert(c);
+            *at = (*at).min(c);
+        }
         on_event(SweepEvent::Run(journal.record(row)?));
     }
     Ok(())

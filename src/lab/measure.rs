@@ -4,6 +4,7 @@
 //! cell's slow clients (if any) held from before the first request to
 //! after the last.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
@@ -98,6 +99,9 @@ impl Placement {
     }
 }
 
+/// How the reason of a run ended by `--max-cell-time` starts.
+pub const CAPPED: &str = "capped at ";
+
 /// One bench run against `running`, measured; `run_id` is the number its
 /// row will get. Err: the sweep cannot go on (its shards failed).
 pub fn measure(
@@ -172,6 +176,15 @@ pub fn measure(
     let stat0 = CpuStat::read();
     let cpu0 = self_cpu();
     let t0 = Instant::now();
+    // --max-cell-time: the run ends there, like a Ctrl-C that ends only it.
+    let capped = AtomicBool::new(false);
+    let run_stop = || {
+        if t0.elapsed() >= plan.max_cell_time {
+            capped.store(true, Ordering::Relaxed);
+        }
+        capped.load(Ordering::Relaxed) || stop()
+    };
+    let run_stop: &(dyn Fn() -> bool + Sync) = &run_stop;
     let result = {
         // Load threads (and shard processes) inherit this thread's mask; a
         // mask that cannot be set leaves them where they may run, which
@@ -181,8 +194,8 @@ pub fn measure(
             .as_deref()
             .and_then(|cpus| affinity::pin_current_thread(cpus).ok());
         match &plan.shards {
-            None => bench::run(&cfg, Some(stop), bench::ProgressMode::NONE).map(Some),
-            Some(sp) => Ok(run_shards(sp, run_id, &cfg, &url, plan.threads, stop)?),
+            None => bench::run(&cfg, Some(run_stop), bench::ProgressMode::NONE).map(Some),
+            Some(sp) => Ok(run_shards(sp, run_id, &cfg, &url, plan.threads, run_stop)?),
         }
     };
     let wall = t0.elapsed().as_secs_f64().max(1e-6);
@@ -195,6 +208,16 @@ pub fn measure(
         row.slow_connect_failures = s.connect_failures;
     }
     match result {
+        Ok(Some(r)) if capped.load(Ordering::Relaxed) && !stop() => {
+            record::fill_measured(&mut row, &r);
+            row.set_failed(format!(
+                "{CAPPED}{} s (--max-cell-time): {} of {} requests answered 2xx/3xx, {:.1} a second; the server made too little progress",
+                plan.max_cell_time.as_secs_f64(),
+                r.stats.answered_ok(),
+                cfg.requests.map_or("its".to_string(), |n| n.to_string()),
+                r.stats.answered_ok() as f64 / r.seconds(),
+            ));
+        }
         Ok(Some(r)) => {
             record::fill_measured(&mut row, &r);
             // Busy = on a CPU or ready and waiting for one: either way the

@@ -75,6 +75,10 @@ pub struct SweepPlan {
     /// and rates over a few milliseconds are noise.
     pub min_time: Duration,
     pub timeout: Duration,
+    /// The longest one run may take (`--max-cell-time`): a server that
+    /// makes no progress ends its run there, and its later runs at equal
+    /// or higher concurrency are not made.
+    pub max_cell_time: Duration,
     /// Load-generator threads (None: one per core); per shard with
     /// `shards` (None: each shard's default).
     pub threads: Option<usize>,

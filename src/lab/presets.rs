@@ -29,6 +29,11 @@ pub const E6_SLOW_CONNS: usize = 2000;
 pub const E6_CELL: Duration = Duration::from_secs(3);
 /// E6 --quick's cells.
 pub const E6_QUICK_CELL: Duration = Duration::from_millis(1500);
+/// The longest one run of any sweep may take unless `--max-cell-time`
+/// says otherwise: far past what any preset's run needs, short enough
+/// that a server which stopped making progress costs a minute, not hours.
+pub const MAX_CELL_TIME: Duration = Duration::from_secs(60);
+
 /// E6's per-request timeout: a normal answer takes well under 10 ms, and a
 /// request a held server never answers must end as a failure inside the
 /// cell rather than be cut off uncounted at its end.
@@ -62,6 +67,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         host_warmup: true,
         min_time: MIN_TIME,
         timeout: Duration::from_secs(30),
+        max_cell_time: MAX_CELL_TIME,
         threads: None,
         shards: None,
     }

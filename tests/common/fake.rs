@@ -41,6 +41,8 @@ pub enum Behaviour {
     /// Sends a close-delimited answer (`HTTP/1.0 200 OK`, body "ok") one
     /// byte at a time, this long apart, then closes.
     Trickle(Duration),
+    /// Answers every request with exactly these bytes, keep-alive.
+    Raw(&'static [u8]),
     /// Answers request k (from 1, across connections) with status
     /// `codes[(k - 1) % len]` and the body "ok", keep-alive.
     StatusCycle(&'static [u16]),
@@ -247,6 +249,11 @@ fn serve(mut conn: TcpStream, s: &Shared, index: u64) {
                 let r =
                     b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nokjunk";
                 if conn.write_all(r).is_err() {
+                    return;
+                }
+            }
+            Behaviour::Raw(bytes) => {
+                if conn.write_all(bytes).is_err() {
                     return;
                 }
             }

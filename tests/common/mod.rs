@@ -467,6 +467,7 @@ pub mod schema;
 pub mod shards;
 pub mod strace;
 pub mod tls;
+pub mod zoo;
 
 /// Every process below `root`, from the parent pid in each /proc/PID/stat
 /// (the per-thread `children` files can miss a child that a thread other

@@ -12,9 +12,8 @@ use super::tls_io;
 use super::{is_peer_close, Failure, Phase, Worker, NO_LENGTH};
 use crate::bench::records::Record;
 
-/// The error kind of a response followed by bytes nobody asked for.
-pub const FRAMING_ERROR: &str = "framing: bytes past the end of the response";
-use crate::http::client::{ResponseError, ResponseInfo};
+use crate::bench::violations::{self, Violation};
+use crate::http::client::{flaw_example, ResponseError, ResponseInfo};
 
 impl Worker<'_> {
     /// Sends the request on `i` over a fresh connection.
@@ -247,14 +246,23 @@ impl Worker<'_> {
                     Ok((used, Some(info))) => {
                         // Bytes after a complete response were not asked
                         // for: the server framed it wrong (a body longer
-                        // than its Content-Length), so the request fails
-                        // and the connection, out of step, is dropped.
-                        if off + used < n {
-                            return self.fail(i, Failure::Exception, FRAMING_ERROR.into());
+                        // than its Content-Length). The answer arrived
+                        // whole, so it counts, with a violation; where the
+                        // next response starts is unknown, so the
+                        // connection is dropped.
+                        let extra = off + used < n;
+                        if extra {
+                            let first = c.counted
+                                && !self
+                                    .stats
+                                    .violations
+                                    .contains_key(Violation::BytesAfterBody.name());
+                            let example = first.then(|| flaw_example(&self.buf[off + used..n]));
+                            self.violated(i, Violation::BytesAfterBody, example, info.keep_alive);
                         }
                         // Answered before the request was all sent: the
                         // connection is out of step and cannot be reused.
-                        let reusable = c.phase == Phase::Receiving;
+                        let reusable = self.conns[i].phase == Phase::Receiving && !extra;
                         return self.complete(i, info, reusable);
                     }
                     Ok((used, None)) => off += used,
@@ -270,7 +278,39 @@ impl Worker<'_> {
         }
     }
 
-    pub(super) fn complete(&mut self, i: usize, info: ResponseInfo, reusable: bool) {
+    /// Counts violation `v` of the answer on `i` (a counted request only);
+    /// `dropped`: the connection would have been kept, and is closed for it.
+    fn violated(&mut self, i: usize, v: Violation, example: Option<String>, dropped: bool) {
+        let c = &mut self.conns[i];
+        if !c.counted {
+            return;
+        }
+        violations::record(&mut self.stats.violations, v, example.as_deref());
+        if dropped && self.shared.keep_alive && v == Violation::BytesAfterBody {
+            self.stats.violation_closes += 1;
+        }
+        if self.shared.strict {
+            self.strict_kinds.push(v.name());
+        }
+    }
+
+    pub(super) fn complete(&mut self, i: usize, mut info: ResponseInfo, reusable: bool) {
+        if !info.flaws.is_empty() {
+            let example = info.flaw_example.take();
+            for v in Violation::of_flaws(info.flaws) {
+                self.violated(i, v, example.clone(), false);
+            }
+        }
+        // --strict: an answer that broke a rule is a failed request.
+        if !self.strict_kinds.is_empty() {
+            let kinds = self.strict_kinds.join(", ");
+            self.strict_kinds.clear();
+            return self.fail(
+                i,
+                Failure::Exception,
+                format!("violation (--strict): {kinds}"),
+            );
+        }
         let now = self.woke;
         let c = &mut self.conns[i];
         c.phase = Phase::Free;

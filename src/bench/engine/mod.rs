@@ -72,6 +72,9 @@ pub struct Shared {
     pub keep_alive: bool,
     pub timeout: Duration,
     pub variable_length: bool,
+    /// `--strict`: an answer that broke a rule fails (else it counts, with
+    /// a violation).
+    pub strict: bool,
     /// The run (warm-up included) starts here; the open-loop warm-up
     /// schedule counts from it.
     pub run_start: Instant,
@@ -216,6 +219,9 @@ pub struct Worker<'a> {
     /// there by then, and one clock read per batch instead of two per
     /// response is measurable at 100k requests/s.
     woke: Instant,
+    /// `--strict`: the violations of the answer being completed, which
+    /// make it a failed request.
+    strict_kinds: Vec<&'static str>,
 }
 
 impl<'a> Worker<'a> {
@@ -274,6 +280,7 @@ impl<'a> Worker<'a> {
             restart: Vec::new(),
             hit_deadline: false,
             woke: now,
+            strict_kinds: Vec::new(),
         })
     }
 

@@ -397,6 +397,7 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
             s.keep_alive_retries
         );
     }
+    super::extras::violations(o, s);
     if s.errors.is_empty() {
         let _ = writeln!(o, "  Errors by kind: none");
     } else {
@@ -405,6 +406,7 @@ fn beyond_ab(o: &mut String, r: &BenchResult) {
             let _ = writeln!(o, "    {v:>8}  {k}");
         }
     }
+    super::extras::kernel_tcp(o, r);
     if let (Some(c), Some(rate)) = (&l.corrected, r.info.rate) {
         let _ = writeln!(
             o,

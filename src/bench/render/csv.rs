@@ -4,12 +4,14 @@
 use crate::bench::result::BenchResult;
 use crate::bench::stats::Summary;
 use crate::bench::verdict::Verdict;
+use crate::bench::violations;
 
 pub fn csv_header() -> &'static str {
     "url,method,concurrency,threads,keep_alive,requests,time_taken_s,complete,failed,timeouts,non_2xx,\
      in_flight_at_end,missed,requests_per_second,mean_ms,stdev_ms,min_ms,p50_ms,p90_ms,p99_ms,\
      p99_9_ms,p99_99_ms,max_ms,total_bytes,html_bytes,transfer_rate_kbps,rate,achieved_rate,\
-     uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_max_ms,verdict"
+     uncorrected_p50_ms,uncorrected_p90_ms,uncorrected_p99_ms,uncorrected_max_ms,violations,\
+     violation_kinds,violation_example,verdict"
 }
 
 /// Latency columns are measured from the scheduled send time in open loop
@@ -24,7 +26,7 @@ pub fn csv_row(r: &BenchResult) -> String {
     let uncorrected = s.latency.open_loop().then(|| Summary::of(&s.latency.total));
     let u = |f: fn(&Summary) -> f64| open(uncorrected.as_ref().map(|x| format!("{:.3}", f(x))));
     format!(
-        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2},{},{},{},{},{},{},{}",
+        "\"{url}\",{},{},{},{},{},{:.6},{},{},{},{},{},{},{:.2},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{},{},{:.2},{},{},{},{},{},{},{},\"{}\",\"{}\",{}",
         r.info.method,
         r.info.concurrency,
         r.info.threads,
@@ -56,6 +58,17 @@ pub fn csv_row(r: &BenchResult) -> String {
         u(|x| x.p90),
         u(|x| x.p99),
         u(|x| x.max),
+        violations::total(&s.violations),
+        s.violations
+            .iter()
+            .map(|(k, v)| format!("{k}:{}", v.count))
+            .collect::<Vec<_>>()
+            .join(";"),
+        s.violations
+            .iter()
+            .find(|(_, v)| !v.example.is_empty())
+            .map_or(String::new(), |(k, v)| format!("{k}: {}", v.example))
+            .replace('"', "\"\""),
         Verdict::of(r).words()
     )
 }

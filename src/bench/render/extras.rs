@@ -1,5 +1,7 @@
 //! What oha and hey users look for in a report, after ab's and under
-//! loadlab's own lines: responses by status code and a latency histogram.
+//! loadlab's own lines: responses by status code and a latency histogram;
+//! and what none of them shows: rules the answers broke, and the kernel's
+//! TCP counters over the run.
 //! Their headings are oha's and hey's, so scripts that look for those find
 //! them; nothing here starts with one of ab's labels.
 
@@ -8,7 +10,9 @@ use std::fmt::Write;
 use hdrhistogram::Histogram;
 
 use crate::bench::buckets::linear_buckets;
+use crate::bench::result::BenchResult;
 use crate::bench::stats::Stats;
+use crate::bench::violations;
 
 /// Width of the longest bar of the text histogram, in characters.
 const BAR_WIDTH: usize = 40;
@@ -63,4 +67,37 @@ pub fn latency_histogram(o: &mut String, h: &Histogram<u64>) {
         let bar = "■".repeat((b.count as f64 / most as f64 * BAR_WIDTH as f64) as usize);
         let _ = writeln!(o, "  {label:>lw$} {count:<cw$} |{bar}");
     }
+}
+
+/// Answers that broke a rule but counted: each kind with its count, rule
+/// and fix, and its first example.
+pub fn violations(o: &mut String, s: &Stats) {
+    if s.violations.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "  Violations by kind (answers counted as answered):");
+    for (k, seen) in &s.violations {
+        let _ = writeln!(o, "    {:>8}  {k}: {}", seen.count, violations::fix_of(k));
+        if !seen.example.is_empty() {
+            let _ = writeln!(o, "              first: {}", seen.example);
+        }
+    }
+    if s.violation_closes > 0 {
+        let _ = writeln!(
+            o,
+            "  Keep-alive connections closed after a violation: {}",
+            s.violation_closes
+        );
+    }
+}
+
+/// The kernel's TCP counters over the run, when they could be read.
+pub fn kernel_tcp(o: &mut String, r: &BenchResult) {
+    let Some(k) = &r.kernel_tcp else { return };
+    let parts: Vec<String> = k.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    let _ = writeln!(
+        o,
+        "  Kernel TCP counters over the run (this network namespace, other traffic included): {}",
+        parts.join(", ")
+    );
 }

@@ -26,6 +26,7 @@ fn plan() -> SweepPlan {
         host_warmup: false,
         min_time: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
+        max_cell_time: Duration::from_secs(60),
         threads: None,
         shards: None,
     }

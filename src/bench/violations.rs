@@ -54,16 +54,13 @@ impl Violation {
 
     /// The violations a head's flaws stand for.
     pub fn of_flaws(flaws: HeadFlaws) -> impl Iterator<Item = Violation> {
-        HeadFlaws::ALL
-            .into_iter()
-            .filter(move |&f| flaws.contains(f))
-            .map(|f| {
-                if f == HeadFlaws::BARE_LF {
-                    Violation::BareLf
-                } else {
-                    Violation::BadDate
-                }
-            })
+        [
+            (HeadFlaws::BARE_LF, Violation::BareLf),
+            (HeadFlaws::BAD_DATE, Violation::BadDate),
+        ]
+        .into_iter()
+        .filter(move |&(f, _)| flaws.contains(f))
+        .map(|(_, v)| v)
     }
 
     pub fn by_name(name: &str) -> Option<Violation> {

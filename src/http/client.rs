@@ -41,7 +41,6 @@ impl HeadFlaws {
     /// A `Date` field that is not an IMF-fixdate, the one form a sender
     /// may generate.
     pub const BAD_DATE: HeadFlaws = HeadFlaws(2);
-    pub const ALL: [HeadFlaws; 2] = [HeadFlaws::BARE_LF, HeadFlaws::BAD_DATE];
 
     pub fn is_empty(self) -> bool {
         self.0 == 0

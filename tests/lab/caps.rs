@@ -3,20 +3,12 @@
 //! equal or higher concurrency are listed as not made, and other targets'
 //! runs go on.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::zoo;
 use loadlab::results::raw;
 
 use super::support::{serial, sweep};
-
-fn zoo(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/zoo")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 #[test]
 fn a_run_past_max_cell_time_is_capped_and_the_target_s_heavier_runs_are_not_made() {
@@ -24,7 +16,10 @@ fn a_run_past_max_cell_time_is_capped_and_the_target_s_heavier_runs_are_not_made
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     // 100 ms an answer, one at a time: 1,000 requests would take 100 s.
-    let slow = format!("cmd:python3 {} {{port}} 100", zoo("slow_answers.py"));
+    let slow = format!(
+        "cmd:python3 {} {{port}} 100",
+        zoo::path("slow_answers.py").display()
+    );
     let t0 = Instant::now();
     let (stdout, stderr, code) = sweep(
         &[

@@ -258,7 +258,11 @@ impl Worker<'_> {
                                     .violations
                                     .contains_key(Violation::BytesAfterBody.name());
                             let example = first.then(|| flaw_example(&self.buf[off + used..n]));
-                            self.violated(i, Violation::BytesAfterBody, example, info.keep_alive);
+                            self.violated(i, Violation::BytesAfterBody, example);
+                            // Closed for it where it would have been kept.
+                            if self.conns[i].counted && self.shared.keep_alive && info.keep_alive {
+                                self.stats.violation_closes += 1;
+                            }
                         }
                         // Answered before the request was all sent: the
                         // connection is out of step and cannot be reused.
@@ -278,17 +282,12 @@ impl Worker<'_> {
         }
     }
 
-    /// Counts violation `v` of the answer on `i` (a counted request only);
-    /// `dropped`: the connection would have been kept, and is closed for it.
-    fn violated(&mut self, i: usize, v: Violation, example: Option<String>, dropped: bool) {
-        let c = &mut self.conns[i];
-        if !c.counted {
+    /// Counts violation `v` of the answer on `i` (a counted request only).
+    fn violated(&mut self, i: usize, v: Violation, example: Option<String>) {
+        if !self.conns[i].counted {
             return;
         }
         violations::record(&mut self.stats.violations, v, example.as_deref());
-        if dropped && self.shared.keep_alive && v == Violation::BytesAfterBody {
-            self.stats.violation_closes += 1;
-        }
         if self.shared.strict {
             self.strict_kinds.push(v.name());
         }
@@ -298,7 +297,7 @@ impl Worker<'_> {
         if !info.flaws.is_empty() {
             let example = info.flaw_example.take();
             for v in Violation::of_flaws(info.flaws) {
-                self.violated(i, v, example.clone(), false);
+                self.violated(i, v, example.clone());
             }
         }
         // --strict: an answer that broke a rule is a failed request.

@@ -7,7 +7,7 @@
 //! ```text
 //! cli                     flags -> validated config -> run; may use every module
 //! lab  stress  report     experiments, and what they show
-//! bench  server           the load generator and the server under test
+//! bench  check  server    the load generator, the diagnosis, the server under test
 //! results  proc  net      shared ground: run records and registries, child processes, URLs
 //! http                    sans-IO HTTP/1.1
 //! sys                     a leaf every module may use: cores, rlimit, civil time
@@ -16,12 +16,13 @@
 //! Allowed edges, anything else is forbidden: `lab` -> bench, server (the
 //! embedded docroot and listen constants only), results, proc, net, http;
 //! `stress` -> results, proc, net, http; `report` -> results; `bench` ->
-//! net, http; `server` -> http, results; `results`, `proc`, `net` -> http.
+//! net, http; `check` -> results, proc, net, http; `server` -> http, results; `results`, `proc`, `net` -> http.
 //! The model and preset registries live in `results`, so the CLI, the lab,
 //! stress and the report list models and presets without importing the
 //! server or each other.
 
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod http;
 pub mod lab;

@@ -17,6 +17,7 @@ mod bench_nginx;
 mod bench_schema;
 mod bench_tls;
 mod browser;
+mod check;
 mod clients;
 mod conformance;
 mod echo_memory;

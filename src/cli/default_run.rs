@@ -7,8 +7,8 @@ use std::path::Path;
 use super::sweep::{execute, exit_if_interrupted, fail_if_nothing_usable};
 use crate::lab::plan::SweepPlan;
 use crate::lab::presets;
-use crate::lab::target::TargetSpec;
 use crate::proc::nginx::find_nginx;
+use crate::proc::target::TargetSpec;
 use crate::results::raw;
 use crate::results::sweep_info::SweepInfo;
 

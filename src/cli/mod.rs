@@ -4,6 +4,7 @@
 
 mod bench;
 mod bench_ab;
+mod check;
 mod default_run;
 mod emit_args;
 pub mod exit;
@@ -51,6 +52,9 @@ pub enum Command {
     /// Upload/download stress matrix against the file service (E2).
     #[command(allow_negative_numbers = true)]
     Stress(stress::StressArgs),
+    /// Diagnose a server: framing, connections, bad input, concurrency
+    /// and safety, each defect with evidence, rule and fix.
+    Check(check::CheckArgs),
 }
 
 /// Parses the process arguments, runs, and returns the exit code.
@@ -102,6 +106,7 @@ pub fn main() -> i32 {
         },
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Stress(args)) => stress::run(args),
+        Some(Command::Check(args)) => check::run(args),
         // The main job on built-in defaults: a short comparison of every
         // model (and nginx when installed), a fresh report in
         // ./loadlab-report/.

@@ -71,7 +71,7 @@ pub fn flaw_example(bytes: &[u8]) -> String {
 
 /// Whether a `Date` value is an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
 /// GMT`): the two obsolete forms parse, but a sender must not send them.
-fn is_imf_fixdate(v: &[u8]) -> bool {
+pub fn is_imf_fixdate(v: &[u8]) -> bool {
     v.len() == 29
         && v.ends_with(b" GMT")
         && std::str::from_utf8(v).is_ok_and(|t| httpdate::parse_http_date(t).is_ok())

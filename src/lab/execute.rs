@@ -12,9 +12,9 @@ use super::conditions;
 use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
-use super::target::{Running, StartContext};
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
+use crate::proc::target::{Running, StartContext};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
 use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
@@ -126,6 +126,7 @@ pub fn run(
     let ctx = StartContext {
         exe: std::env::current_exe()?,
         docroot: docroot.path().to_path_buf(),
+        backlog: crate::server::LISTEN_BACKLOG,
     };
     match start_all(
         &schedule,

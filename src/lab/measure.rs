@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use super::record::{self, ClientUse};
 use super::shards::{self, ShardLoad, ShardPlan};
-use super::target::Running;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec};
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
 use crate::proc::monitor::{self_cpu, Monitor};
+use crate::proc::target::Running;
 use crate::results::raw::RawRow;
 use crate::results::slow::SlowAttack;
 

@@ -11,4 +11,3 @@ pub mod plan;
 pub mod presets;
 pub mod record;
 pub mod shards;
-pub mod target;

@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::target::TargetSpec;
+use crate::proc::target::TargetSpec;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
 use crate::results::slow::SlowAttack;

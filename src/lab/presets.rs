@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::plan::{Load, SweepPlan};
-use super::target::TargetSpec;
+use crate::proc::target::TargetSpec;
 use crate::results::models::Model;
 use crate::results::presets::Preset;
 use crate::results::slow::SlowAttack;

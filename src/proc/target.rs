@@ -1,7 +1,7 @@
-//! What the lab measures: a built-in model in a child process, nginx with a
-//! generated config, Go's net/http (examples/go/server.go, built once), any
-//! command with `{port}`, or a running URL. Started on a free loopback
-//! port, stopped when dropped.
+//! A server under test, for the lab and for check alike: a built-in model
+//! in a child process, nginx with a generated config, Go's net/http
+//! (examples/go/server.go, built once), any command with `{port}`, or a
+//! running URL. Started on a free loopback port, stopped when dropped.
 
 use std::fmt;
 use std::net::TcpListener;
@@ -10,11 +10,11 @@ use std::process::{Command, Stdio};
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::child::{serve_command, ChildServer, NoAddress};
+use super::go::{self, find_go};
+use super::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
+use super::ports::{free_port, wait_accepting, NotAccepting};
 use crate::net::url::HttpUrl;
-use crate::proc::child::{serve_command, ChildServer, NoAddress};
-use crate::proc::go::{self, find_go};
-use crate::proc::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
-use crate::proc::ports::{free_port, wait_accepting, NotAccepting};
 use crate::results::models::Model;
 
 /// How long a `cmd:` target may take to accept connections: a student's
@@ -220,6 +220,9 @@ pub struct StartContext {
     pub exe: PathBuf,
     /// Directory with the embedded docroot on disk (served by nginx).
     pub docroot: PathBuf,
+    /// The listen backlog nginx is given: the built-in models' own, so
+    /// the comparison is like for like.
+    pub backlog: i32,
 }
 
 /// A started target; stopping happens on drop.
@@ -270,7 +273,7 @@ impl Running {
             }
             TargetSpec::Nginx { .. } => {
                 let bin = find_nginx().ok_or_else(|| anyhow::anyhow!(INSTALL_HINT))?;
-                let mut opts = NginxOptions::new(&ctx.docroot, crate::server::LISTEN_BACKLOG);
+                let mut opts = NginxOptions::new(&ctx.docroot, ctx.backlog);
                 opts.workers = spec.workers(workers);
                 opts.affinity = cpus;
                 let n = Nginx::start_until(&bin, &opts, stop)?;
@@ -294,7 +297,9 @@ impl Running {
                 })
             }
             TargetSpec::Cmd { command } => Running::start_cmd(spec, cpus, stop, &|port| {
-                let line = command.replace("{port}", &port.to_string());
+                let line = command
+                    .replace("{port}", &port.to_string())
+                    .replace("{root}", &ctx.docroot.to_string_lossy());
                 let mut cmd = Command::new("sh");
                 // exec: the pid we watch and signal is the server's own.
                 cmd.args(["-c", &format!("exec {line}")]);

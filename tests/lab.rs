@@ -4,6 +4,7 @@
 //! (e6), the cap on one run, and `loadlab` with no arguments.
 
 mod caps;
+mod checked;
 mod ctrl_c;
 mod go;
 mod measurement;

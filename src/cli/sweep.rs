@@ -99,6 +99,10 @@ pub struct SweepArgs {
     /// target's later runs at equal or higher concurrency are skipped.
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub max_cell_time: Option<Duration>,
+    /// Do not check the targets' framing and connections before the first
+    /// run (the check takes about a second per target; see docs/check.md).
+    #[arg(long)]
+    pub no_check: bool,
     /// Load-generator threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -277,6 +281,7 @@ impl SweepArgs {
             }
             plan.timeout = t;
         }
+        plan.check = !self.no_check;
         if let Some(t) = self.max_cell_time {
             if t.is_zero() {
                 return Err(usage("--max-cell-time must be greater than 0"));

@@ -9,12 +9,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::conditions;
+use super::diagnose::diagnose;
 use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
 use crate::proc::target::{Running, StartContext};
+use crate::results::diagnosis::Diagnosis;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
 use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
@@ -137,6 +139,10 @@ pub fn run(
         on_event,
     )? {
         Some(started) => {
+            if plan.check {
+                info.diagnoses = check_targets(plan, &schedule, &started, stop, on_event);
+                conditions::write(out, &info)?;
+            }
             warm_up_host(plan, &schedule, &started, stop, &mut info.notes);
             run_schedule(plan, &schedule, &started, &mut journal, stop, on_event)?;
         }
@@ -145,6 +151,37 @@ pub fn run(
     info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// Checks each started target once (its first instance), at the path its
+/// runs request, and tells the caller what was found.
+fn check_targets(
+    plan: &SweepPlan,
+    schedule: &Schedule,
+    started: &[Started],
+    stop: &(dyn Fn() -> bool + Sync),
+    on_event: &mut dyn FnMut(SweepEvent),
+) -> Vec<Diagnosis> {
+    let mut found: Vec<Diagnosis> = Vec::new();
+    for (inst, run) in schedule.instances.iter().zip(started) {
+        let Some((running, _)) = run else { continue };
+        let label = &inst.config.target;
+        if stop() || found.iter().any(|d| d.target == *label) {
+            continue;
+        }
+        let path = inst
+            .spec
+            .own_path()
+            .or(plan.paths.first().map(String::as_str))
+            .unwrap_or("/");
+        let d = diagnose(label, running, path, stop);
+        on_event(SweepEvent::Note(&format!(
+            "check {label}: {}",
+            d.headline()
+        )));
+        found.push(d);
+    }
+    found
 }
 
 /// Makes the schedule's runs, in order, against the targets that started,

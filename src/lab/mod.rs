@@ -5,6 +5,7 @@
 //! (`conditions`).
 
 pub mod conditions;
+pub mod diagnose;
 pub mod execute;
 pub mod measure;
 pub mod plan;

@@ -79,6 +79,9 @@ pub struct SweepPlan {
     /// makes no progress ends its run there, and its later runs at equal
     /// or higher concurrency are not made.
     pub max_cell_time: Duration,
+    /// Check each target's framing and connections briefly before its
+    /// first run (`--no-check` turns it off).
+    pub check: bool,
     /// Load-generator threads (None: one per core); per shard with
     /// `shards` (None: each shard's default).
     pub threads: Option<usize>,

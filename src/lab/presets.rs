@@ -68,6 +68,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         min_time: MIN_TIME,
         timeout: Duration::from_secs(30),
         max_cell_time: MAX_CELL_TIME,
+        check: true,
         threads: None,
         shards: None,
     }

@@ -22,6 +22,7 @@ pub mod stress_page;
 pub mod summary;
 pub mod sweep_tables;
 pub mod table;
+pub mod targets;
 pub mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -206,7 +207,20 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         .as_ref()
         .map(|i| i.command.clone())
         .filter(|c| !c.is_empty());
-    let md = page::markdown(&inputs.raw, m, &s, &charts, findings, command.as_deref());
+    let checked = inputs
+        .info
+        .as_ref()
+        .map(|i| i.diagnoses.as_slice())
+        .unwrap_or_default();
+    let md = page::markdown(
+        &inputs.raw,
+        m,
+        &s,
+        &charts,
+        findings,
+        command.as_deref(),
+        checked,
+    );
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);
 
     let cdir = dir.join(CHARTS_DIR);
@@ -217,7 +231,15 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     }
     remove_stale_charts(&cdir, &charts)?;
 
-    let html = page::html(&inputs.raw, m, &s, &charts, findings, command.as_deref());
+    let html = page::html(
+        &inputs.raw,
+        m,
+        &s,
+        &charts,
+        findings,
+        command.as_deref(),
+        checked,
+    );
     let index_html = write(dir, INDEX_HTML, html.as_bytes())?;
     files.push(index_html.clone());
 

@@ -1,5 +1,6 @@
 //! The two human-readable documents: summary.md and index.html. Both open
-//! with the Findings, then each experiment with its question, the command
+//! with the Targets (what the check before the runs found, when it ran)
+//! and the Findings, then each experiment with its question, the command
 //! that reproduces it and how to read it, then the same tables in the same
 //! order; the page also embeds the charts inline and folds long tables
 //! into `<details>`. The page is self-contained: inline CSS, inline SVG,
@@ -12,6 +13,8 @@ use super::explain::{self, Intro};
 use super::summary::SweepSummary;
 use super::sweep_tables;
 use super::table::{esc, Table};
+use super::targets;
+use crate::results::diagnosis::Diagnosis;
 use crate::results::raw::{Machine, RawRow};
 
 /// One experiment's part of the report: its charts first (the answer at a
@@ -105,8 +108,10 @@ pub fn markdown(
     charts: &[Chart],
     findings: &[String],
     command: Option<&str>,
+    checked: &[Diagnosis],
 ) -> String {
     let mut o = String::from("# loadlab report\n\n");
+    o.push_str(&targets::markdown(checked));
     o.push_str(&findings_markdown(findings));
     o.push_str(&format!("{}\n\n", counts(raw)));
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
@@ -258,9 +263,11 @@ pub fn html(
     charts: &[Chart],
     findings: &[String],
     command: Option<&str>,
+    checked: &[Diagnosis],
 ) -> String {
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
+    o.push_str(&targets::html(checked));
     o.push_str(&findings_html(findings));
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
     o.push_str(&sweep_tables::machine(m).to_html(2));

@@ -4,6 +4,7 @@
 //! without importing a job.
 
 pub mod config;
+pub mod diagnosis;
 pub mod files;
 pub mod models;
 pub mod presets;

@@ -34,6 +34,9 @@ pub struct SweepInfo {
     /// What the sweep said about how it ran: where the load generator was
     /// pinned (or why not), dimensions that did not apply to a target.
     pub notes: Vec<String>,
+    /// What the check before the first run found of each target.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnoses: Vec<super::diagnosis::Diagnosis>,
 }
 
 /// The host's conditions at one moment, read from /proc over a short

@@ -27,6 +27,7 @@ fn plan() -> SweepPlan {
         min_time: Duration::from_secs(1),
         timeout: Duration::from_secs(1),
         max_cell_time: Duration::from_secs(60),
+        check: true,
         threads: None,
         shards: None,
     }

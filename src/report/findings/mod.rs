@@ -9,6 +9,8 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+mod defects;
+
 use super::num::fixed;
 use super::stats::paired_ratio;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
@@ -37,6 +39,8 @@ pub enum Kind {
     /// What slow clients did to a target's client, beside it alone.
     SlowClients,
     BusyHost,
+    /// A defect the check before the runs found in a target.
+    Defect,
     /// Nothing can be concluded, and why.
     Nothing,
 }
@@ -63,7 +67,8 @@ pub fn findings(
         .zip(&s.rows)
         .map(|(g, r)| Cell { g, r })
         .collect();
-    let mut out = leads(&cells, &words);
+    let mut out = defects::sentences(info);
+    out.extend(leads(&cells, &words));
     out.extend(knees(&cells, &words));
     let concluded = !out.is_empty();
     out.extend(latency(&cells, &words));

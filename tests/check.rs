@@ -6,3 +6,4 @@
 mod cli;
 mod support;
 mod targets;
+mod zoo;

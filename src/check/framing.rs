@@ -4,6 +4,7 @@
 
 use crate::http::client::{is_imf_fixdate, ResponseError};
 
+use super::catalogue::{Family, DEFECTS};
 use super::outcome::Finding;
 use super::probe::{shown, status_line_ok, Answer, BodyFraming, End, Transcript, Want};
 use super::subject::Subject;
@@ -80,14 +81,11 @@ fn unanswered(s: &Subject, t: &Transcript, sent: &str, out: &mut Vec<Finding>) {
         (None, Some(BodyFraming::UntilClose)) if t.end == End::Open => "no-length-no-close",
         _ => "",
     };
-    for id in [
-        "bad-status-line",
-        "bytes-after-body",
-        "body-shorter-than-length",
-        "no-length-no-close",
-        "bad-chunked",
-        "bad-date",
-    ] {
+    // Every framing check judged from this GET (HEAD's is its own).
+    let from_get = DEFECTS
+        .iter()
+        .filter(|d| d.family == Family::Framing && d.id != "head-with-body");
+    for id in from_get.map(|d| d.id) {
         if !s.wants(id) {
             continue;
         }

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::catalogue::{Family, DEFECTS};
+use super::catalogue::Family;
 use super::outcome::{CheckReport, Finding};
 use super::probe::{head_of, Answer, Probe, Transcript, Want};
 use super::subject::{Canary, Options, Pace, Refs, Subject};
@@ -59,55 +59,161 @@ pub fn run(target: Target, opts: &Options, stop: &(dyn Fn() -> bool + Sync)) -> 
         only: opts.only.clone(),
         quick: opts.quick,
     };
-    type Step = fn(&Subject, &Transcript, &mut Vec<Finding>);
-    let steps: [(Family, Step); 10] = [
-        (Family::Framing, framing::check),
-        (Family::Connections, connections::check),
-        (Family::Requests, |s, _, o| {
-            robustness::partial_request(s, o)
-        }),
-        (Family::Robustness, |s, _, o| robustness::bad_input(s, o)),
-        (Family::Concurrency, |s, _, o| {
-            concurrency::one_at_a_time(s, o)
-        }),
-        (Family::Concurrency, |s, _, o| concurrency::crossed(s, o)),
-        (Family::Concurrency, |s, _, o| concurrency::burst(s, o)),
-        (Family::Concurrency, |s, _, o| process::busy_when_idle(s, o)),
-        (Family::Concurrency, |s, _, o| process::fd_leak(s, o)),
-        (Family::Safety, |s, _, o| {
-            safety::traversal(s, o);
-            safety::slowloris(s, o)
-        }),
-    ];
-    for (family, step) in steps {
-        if opts.quick && !family.quick() {
+    let mut why_not: Option<String> = None;
+    for step in STEPS {
+        if opts.quick && !step.family.quick() {
             continue;
         }
         if stop() {
             report.interrupted = true;
             break;
         }
-        let mut found = Vec::new();
-        if start.elapsed() >= opts.limit {
-            for d in DEFECTS.iter().filter(|d| d.family == family) {
-                if subject.wants(d.id) && report.finding(d.id).is_none() {
-                    found.push(Finding::skip(
-                        d.id,
-                        format!("not begun: the check's {} s ran out", opts.limit.as_secs()),
-                    ));
-                }
-            }
-        } else {
-            step(&subject, &first, &mut found);
+        if why_not.is_none() && start.elapsed() >= opts.limit {
+            why_not = Some(format!(
+                "not begun: the check's {} s ran out",
+                opts.limit.as_secs()
+            ));
         }
-        report.findings.extend(found);
-        if let Some(exit) = subject.exited() {
-            report.unusable = Some(format!("the server's {exit} while it was checked"));
-            break;
+        let unreadable = (step.family != Family::Framing && !step.needs_no_answer)
+            .then(|| unreadable(&first, &report.findings))
+            .flatten();
+        match (&why_not, unreadable) {
+            (Some(why), _) => skip_all(&subject, step.ids, why, &mut report.findings),
+            (None, Some(cause)) => {
+                let why =
+                    format!("not judged: no answer of this server could be read whole ({cause})");
+                skip_all(&subject, step.ids, &why, &mut report.findings)
+            }
+            (None, None) => {
+                let mut found = Vec::new();
+                (step.run)(&subject, &first, &report.findings, &mut found);
+                report.findings.extend(found);
+            }
+        }
+        if why_not.is_none() {
+            if let Some(exit) = subject.exited() {
+                report.unusable = Some(format!("the server's {exit} while it was checked"));
+                why_not = Some(format!("not run: the server's {exit}"));
+            }
         }
     }
     report.elapsed = start.elapsed();
     report
+}
+
+/// One step of a check: the ids it may report and how to run it.
+struct Step {
+    family: Family,
+    ids: &'static [&'static str],
+    /// It watches the process, not answers, so a server whose answers
+    /// cannot be read is still judged.
+    needs_no_answer: bool,
+    run: fn(&Subject, &Transcript, &[Finding], &mut Vec<Finding>),
+}
+
+const fn step(
+    family: Family,
+    ids: &'static [&'static str],
+    run: fn(&Subject, &Transcript, &[Finding], &mut Vec<Finding>),
+) -> Step {
+    Step {
+        family,
+        ids,
+        needs_no_answer: false,
+        run,
+    }
+}
+
+/// The steps, in order; every id of the catalogue is in one.
+const STEPS: [Step; 10] = [
+    step(
+        Family::Framing,
+        &[
+            "bad-status-line",
+            "bytes-after-body",
+            "body-shorter-than-length",
+            "no-length-no-close",
+            "bad-chunked",
+            "bad-date",
+            "head-with-body",
+        ],
+        |s, first, _, o| framing::check(s, first, o),
+    ),
+    step(
+        Family::Connections,
+        &[
+            "keepalive-ignored",
+            "pipelining-broken",
+            "http10-not-closed",
+            "http10-keepalive-unconfirmed",
+            "reset-on-close",
+            "expect-continue-ignored",
+        ],
+        |s, first, _, o| connections::check(s, first, o),
+    ),
+    step(
+        Family::Requests,
+        &["partial-request-dropped"],
+        |s, _, _, o| robustness::partial_request(s, o),
+    ),
+    step(
+        Family::Robustness,
+        &[
+            "crash-on-bad-input",
+            "bad-input-hangs",
+            "bad-input-accepted",
+        ],
+        |s, _, _, o| robustness::bad_input(s, o),
+    ),
+    step(Family::Concurrency, &["one-at-a-time"], |s, _, _, o| {
+        concurrency::one_at_a_time(s, o)
+    }),
+    step(
+        Family::Concurrency,
+        &["crossed-responses"],
+        |s, _, prior, o| concurrency::crossed(s, prior, o),
+    ),
+    step(
+        Family::Concurrency,
+        &["listen-overflow", "resets"],
+        |s, _, _, o| concurrency::burst(s, o),
+    ),
+    Step {
+        needs_no_answer: true,
+        ..step(Family::Concurrency, &["busy-when-idle"], |s, _, _, o| {
+            process::busy_when_idle(s, o)
+        })
+    },
+    step(Family::Concurrency, &["fd-leak"], |s, _, _, o| {
+        process::fd_leak(s, o)
+    }),
+    step(
+        Family::Safety,
+        &["path-traversal", "slowloris-blocks"],
+        |s, _, _, o| {
+            safety::traversal(s, o);
+            safety::slowloris(s, o)
+        },
+    ),
+];
+
+/// A skip for each wanted id of `ids`.
+fn skip_all(s: &Subject, ids: &[&'static str], why: &str, out: &mut Vec<Finding>) {
+    for id in ids.iter().filter(|id| s.wants(id)) {
+        out.push(Finding::skip(id, why));
+    }
+}
+
+/// The framing defect that left the first GET without a whole answer: the
+/// checks after framing then cannot read answers, and would only repeat it.
+fn unreadable(first: &Transcript, found: &[Finding]) -> Option<&'static str> {
+    if !first.answers.is_empty() {
+        return None;
+    }
+    found
+        .iter()
+        .find(|f| f.defect.family == Family::Framing && f.verdict == super::outcome::Verdict::Fail)
+        .map(|f| f.defect.id)
 }
 
 /// Why the first exchange shows no HTTP server at all: nothing listening,

@@ -23,9 +23,14 @@ pub fn markdown(targets: &[Diagnosis]) -> String {
             d.seconds
         ));
         for c in d.checks.iter().filter(|c| c.verdict != "pass") {
+            let fix = if c.verdict == "skip" {
+                String::new()
+            } else {
+                format!(" Fix: {}.", c.fix)
+            };
             o.push_str(&format!(
-                "  - {} `{}`: {}. Fix: {}.\n",
-                c.verdict, c.id, c.evidence, c.fix
+                "  - {} `{}`: {}.{fix}\n",
+                c.verdict, c.id, c.evidence
             ));
         }
     }
@@ -53,12 +58,16 @@ pub fn html(targets: &[Diagnosis]) -> String {
         if !bad.is_empty() {
             o.push_str("\n<ul>\n");
             for c in bad {
+                let fix = if c.verdict == "skip" {
+                    String::new()
+                } else {
+                    format!(" <b>Fix:</b> {}.", esc(&c.fix))
+                };
                 o.push_str(&format!(
-                    "<li>{} <code>{}</code>: {}. <b>Fix:</b> {}.</li>\n",
+                    "<li>{} <code>{}</code>: {}.{fix}</li>\n",
                     esc(&c.verdict),
                     esc(&c.id),
-                    esc(&c.evidence),
-                    esc(&c.fix)
+                    esc(&c.evidence)
                 ));
             }
             o.push_str("</ul>\n");

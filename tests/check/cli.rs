@@ -161,3 +161,42 @@ fn ctrl_c_leaves_no_child_and_no_temp_file() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn the_readme_excerpt_is_what_check_prints() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let section = &readme[readme.find("## Check").unwrap()..];
+    let start = section.find("```text\n").unwrap() + "```text\n".len();
+    let excerpt = &section[start..start + section[start..].find("```").unwrap()];
+    let out = Command::new(loadlab_bin())
+        .args(["check", "cmd:python3 tests/zoo/extra_bytes.py {port} 4"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = printed.lines().collect();
+    // Every line shown, but the port and the time, is printed as shown.
+    for want in excerpt.lines() {
+        let fixed = !want.trim().starts_with("...")
+            && !want.starts_with("loadlab check ")
+            && !want.contains(" checks in ");
+        if fixed {
+            assert!(
+                lines.contains(&want),
+                "README shows a line check does not print: {want}\n{printed}"
+            );
+        }
+    }
+    let tally = lines.iter().find(|l| l.contains(" checks in ")).unwrap();
+    assert!(
+        tally.ends_with("20 pass, 1 warn, 3 fail, 1 skip"),
+        "{tally}"
+    );
+    assert!(excerpt.contains("20 pass, 1 warn, 3 fail, 1 skip"));
+}

@@ -13,10 +13,12 @@
 //! sys                     a leaf every module may use: cores, rlimit, civil time
 //! ```
 //!
-//! Allowed edges, anything else is forbidden: `lab` -> bench, server (the
-//! embedded docroot and listen constants only), results, proc, net, http;
+//! Allowed edges, anything else is forbidden: `lab` -> bench, check, server
+//! (the embedded docroot and listen constants only), results, proc, net, http;
 //! `stress` -> results, proc, net, http; `report` -> results; `bench` ->
-//! net, http; `check` -> results, proc, net, http; `server` -> http, results; `results`, `proc`, `net` -> http.
+//! net, http; `check` -> results, proc, net, http; `server` -> http,
+//! results; `results`, `net` -> http; `proc` -> results, net, http (it
+//! starts targets: the model registry, URLs).
 //! The model and preset registries live in `results`, so the CLI, the lab,
 //! stress and the report list models and presets without importing the
 //! server or each other.

@@ -79,6 +79,7 @@ fn unanswered(s: &Subject, t: &Transcript, sent: &str, out: &mut Vec<Finding>) {
         (Some(ResponseError::BadChunk), _) | (_, Some(BodyFraming::Chunked)) => "bad-chunked",
         (Some(ResponseError::Incomplete), Some(BodyFraming::Length)) => "body-shorter-than-length",
         (None, Some(BodyFraming::UntilClose)) if t.end == End::Open => "no-length-no-close",
+        (None, Some(BodyFraming::Length)) if t.end == End::Open => "body-shorter-than-length",
         _ => "",
     };
     // Every framing check judged from this GET (HEAD's is its own).

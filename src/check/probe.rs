@@ -15,6 +15,10 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(3);
 /// and Ctrl-C are seen.
 const POLL: Duration = Duration::from_millis(20);
 
+/// The most bytes one exchange keeps: a path naming a huge file or an
+/// endless stream must not take the memory of 100 burst readers.
+const MAX_KEPT: usize = 4 << 20;
+
 /// Where a target is and what to ask it for.
 #[derive(Debug, Clone)]
 pub struct Probe {
@@ -292,6 +296,13 @@ pub fn read(s: &mut TcpStream, want: Want) -> Transcript {
             }
         };
         t.first_byte.get_or_insert(start.elapsed());
+        if t.raw.len() + n > MAX_KEPT {
+            t.end = End::NotMade(format!(
+                "answer larger than {} MiB: not read further",
+                MAX_KEPT >> 20
+            ));
+            break;
+        }
         let at = t.raw.len();
         t.raw.extend_from_slice(&buf[..n]);
         if answered_at.is_some() || t.error.is_some() {
@@ -360,7 +371,10 @@ fn answer(bytes: &[u8], body: Vec<u8>, head_request: bool) -> Answer {
                 let fields = fields_of(&r);
                 let mut a = Answer {
                     status,
-                    status_line: rest[..line_end].trim_ascii_end().to_vec(),
+                    status_line: rest[..line_end]
+                        .strip_suffix(b"\r")
+                        .unwrap_or(&rest[..line_end])
+                        .to_vec(),
                     fields,
                     body,
                     interim,

@@ -15,9 +15,9 @@ const IDLE_CPU_LIMIT_PCT: f64 = 20.0;
 /// How long the idle server is watched.
 const IDLE_WATCH: Duration = Duration::from_secs(1);
 /// Requests made for `fd-leak`, each on its own connection, at most in
-/// [`FD_TIME`].
-const FD_REQUESTS: usize = 1000;
-const FD_TIME: Duration = Duration::from_secs(5);
+/// [`FD_TIME`]: a leak per connection shows as hundreds.
+const FD_REQUESTS: usize = 500;
+const FD_TIME: Duration = Duration::from_secs(3);
 /// Descriptors that may stay open per request served before it is a
 /// leak: 1 in 10, and at least [`FD_LEAK_FLOOR`].
 const FD_LEAK_SHARE: usize = 10;
@@ -61,7 +61,7 @@ fn open_fds(pid: u32) -> Option<usize> {
     Some(n)
 }
 
-/// `fd-leak`: descriptors before, after up to 1,000 requests each on its
+/// `fd-leak`: descriptors before, after up to 500 requests each on its
 /// own connection, and once every connection closed.
 pub fn fd_leak(s: &Subject, out: &mut Vec<Finding>) {
     const ID: &str = "fd-leak";
@@ -84,7 +84,7 @@ pub fn fd_leak(s: &Subject, out: &mut Vec<Finding>) {
     let bytes = p.get_close(&p.path);
     let start = Instant::now();
     let mut served = 0;
-    while served < FD_REQUESTS && start.elapsed() < FD_TIME && !(s.stop)() {
+    while served < FD_REQUESTS && start.elapsed() < FD_TIME && !(s.stop)() && !s.out_of_time() {
         let t = p.exchange(&bytes, Want::answers(1).within(Duration::from_secs(2)));
         if t.answers.is_empty() {
             break;

@@ -56,6 +56,7 @@ pub fn run(target: Target, opts: &Options, stop: &(dyn Fn() -> bool + Sync)) -> 
         refs,
         pace,
         stop,
+        deadline: start + opts.limit,
         only: opts.only.clone(),
         quick: opts.quick,
     };
@@ -68,7 +69,8 @@ pub fn run(target: Target, opts: &Options, stop: &(dyn Fn() -> bool + Sync)) -> 
             report.interrupted = true;
             break;
         }
-        if why_not.is_none() && start.elapsed() >= opts.limit {
+        // Framing's evidence is read already: only later steps wait.
+        if why_not.is_none() && step.family != Family::Framing && start.elapsed() >= opts.limit {
             why_not = Some(format!(
                 "not begun: the check's {} s ran out",
                 opts.limit.as_secs()
@@ -96,6 +98,9 @@ pub fn run(target: Target, opts: &Options, stop: &(dyn Fn() -> bool + Sync)) -> 
                 why_not = Some(format!("not run: the server's {exit}"));
             }
         }
+    }
+    if stop() {
+        report.interrupted = true;
     }
     report.elapsed = start.elapsed();
     report
@@ -233,6 +238,12 @@ fn not_a_server(first: &Transcript) -> Option<String> {
         return Some(
             "not a server for plain HTTP: it answered with a TLS record (is it https?)".into(),
         );
+    }
+    if !first.raw.starts_with(b"HTTP") {
+        return Some(format!(
+            "not an HTTP server: a GET got {}",
+            super::probe::shown(&first.raw[..first.raw.len().min(60)])
+        ));
     }
     None
 }

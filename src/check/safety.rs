@@ -65,12 +65,18 @@ pub fn traversal(s: &Subject, out: &mut Vec<Finding>) {
             .into_iter()
             .map(|f| (f, None)),
     );
-    for (target, canary) in &tries {
-        if (s.stop)() {
-            break;
+    for (n, (target, canary)) in tries.iter().enumerate() {
+        if (s.stop)() || s.out_of_time() {
+            return out.push(Finding::skip(
+                ID,
+                format!(
+                    "not finished: {n} of {} forms sent when time ran out",
+                    tries.len()
+                ),
+            ));
         }
         let t = p.exchange(&p.get_close(target), Want::answers(1).within(s.pace.answer));
-        if let Some(a) = t.answers.first() {
+        if let Some(a) = t.answers.first().filter(|a| (200..300).contains(&a.status)) {
             if leaked(&a.body, *canary) {
                 let what = match canary {
                     Some(c) => format!(
@@ -154,7 +160,10 @@ pub fn slowloris(s: &Subject, out: &mut Vec<Finding>) {
                     ),
                 );
             }
-            if start.elapsed() >= SLOWLORIS_LIMIT + Duration::from_secs(1) || (s.stop)() {
+            if (s.stop)() {
+                break Finding::skip(ID, "interrupted");
+            }
+            if start.elapsed() >= SLOWLORIS_LIMIT + Duration::from_secs(1) {
                 break Finding::found(
                     ID,
                     format!(

@@ -2,7 +2,7 @@
 //! process, its answers alone (`Refs`), how long each step waits (`Pace`),
 //! which checks are wanted and how to tell that its process exited.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::catalogue::DEFECTS;
 use super::probe::{Answer, Probe};
@@ -84,6 +84,8 @@ pub struct Subject<'a> {
     pub refs: Refs,
     pub pace: Pace,
     pub stop: &'a (dyn Fn() -> bool + Sync),
+    /// When the check's time runs out: long loops stop there.
+    pub deadline: Instant,
     pub(super) only: Option<Vec<String>>,
     pub(super) quick: bool,
 }
@@ -96,6 +98,10 @@ impl Subject<'_> {
                 .only
                 .as_ref()
                 .map_or(true, |o| o.iter().any(|x| x == id))
+    }
+
+    pub fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline
     }
 
     /// How the server's process ended, once it has.

@@ -90,6 +90,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
             )));
         }
     }
+    if let (true, Some(only)) = (args.quick, &args.only) {
+        if let Some(id) = only
+            .iter()
+            .find(|id| !DEFECTS.iter().any(|d| d.id == *id && d.family.quick()))
+        {
+            return Err(usage(format!(
+                "--quick runs the framing and connection checks only, not '{id}'"
+            )));
+        }
+    }
     if !args.path.starts_with('/') {
         return Err(usage(format!(
             "--path must start with '/': '{}'",
@@ -164,14 +174,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
     if report.interrupted {
         return Err(Exit::interrupted("the checks not yet run were not"));
     }
-    if let Some(why) = &report.unusable {
-        if report.findings.is_empty() {
-            return Err(Exit {
-                code: NOTHING_USABLE,
-                reason: why.clone(),
-            }
-            .into());
+    // A server that stopped being one with nothing failed is not usable;
+    // one that failed a check first (a crash on bad input) failed it.
+    if let (Some(why), true) = (&report.unusable, report.failed().is_empty()) {
+        return Err(Exit {
+            code: NOTHING_USABLE,
+            reason: why.clone(),
         }
+        .into());
     }
     let failed = report.failed();
     if !failed.is_empty() {
@@ -201,8 +211,13 @@ fn plant_canary(spec: &TargetSpec, scratch: &Path) -> anyhow::Result<Option<Cana
     if !serves_docroot {
         return Ok(None);
     }
-    let token = format!("loadlab-canary-{}", token());
-    let name = format!("{token}.txt");
+    // The content differs from the name, so a page echoing the path asked
+    // for is not taken for the file.
+    let name = format!("loadlab-canary-{}.txt", token());
+    let token = format!(
+        "canary content {}",
+        token().chars().rev().collect::<String>()
+    );
     let path = scratch.join(&name);
     std::fs::write(&path, format!("{token}\n"))?;
     Ok(Some(Canary {

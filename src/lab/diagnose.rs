@@ -31,6 +31,17 @@ pub fn diagnose(
             }
         }
     };
+    // Malformed and bursty probes go only to loopback, and check speaks
+    // plain HTTP.
+    if url.tls || !url.addr.ip().is_loopback() {
+        return Diagnosis {
+            target: label.to_string(),
+            unusable: Some(
+                "not checked: check speaks plain HTTP to loopback addresses only".into(),
+            ),
+            ..Diagnosis::default()
+        };
+    }
     let target = Target {
         name: label.to_string(),
         probe: Probe {

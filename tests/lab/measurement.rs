@@ -269,7 +269,10 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
 
 /// One round of 6 requests on 2 connections, each its own: a warm-up of
 /// the first run's connections is 2 requests.
-const SMALL_RUN: [&str; 8] = [
+/// Small runs, and no pre-check: these tests count every request a
+/// target saw.
+const SMALL_RUN: [&str; 9] = [
+    "--no-check",
     "--requests",
     "6",
     "--concurrency",

@@ -67,10 +67,11 @@ pub fn findings(
         .zip(&s.rows)
         .map(|(g, r)| Cell { g, r })
         .collect();
-    let mut out = defects::sentences(info);
-    out.extend(leads(&cells, &words));
+    let mut out = leads(&cells, &words);
     out.extend(knees(&cells, &words));
     let concluded = !out.is_empty();
+    // A defect explains the numbers: it goes first, but concludes nothing.
+    out.splice(0..0, defects::sentences(info));
     out.extend(latency(&cells, &words));
     out.extend(super::slow::sentences(s).into_iter().map(|text| Finding {
         kind: Kind::SlowClients,

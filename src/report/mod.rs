@@ -212,15 +212,16 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         .as_ref()
         .map(|i| i.diagnoses.as_slice())
         .unwrap_or_default();
-    let md = page::markdown(
-        &inputs.raw,
-        m,
-        &s,
-        &charts,
+    let doc = page::Doc {
+        raw: &inputs.raw,
+        machine: m,
+        summary: &s,
+        charts: &charts,
         findings,
-        command.as_deref(),
+        command: command.as_deref(),
         checked,
-    );
+    };
+    let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);
 
     let cdir = dir.join(CHARTS_DIR);
@@ -231,15 +232,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     }
     remove_stale_charts(&cdir, &charts)?;
 
-    let html = page::html(
-        &inputs.raw,
-        m,
-        &s,
-        &charts,
-        findings,
-        command.as_deref(),
-        checked,
-    );
+    let html = page::html(&doc);
     let index_html = write(dir, INDEX_HTML, html.as_bytes())?;
     files.push(index_html.clone());
 

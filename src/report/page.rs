@@ -99,17 +99,32 @@ pub fn intro_markdown(i: &Intro) -> String {
     o
 }
 
+/// What summary.md and index.html are drawn from.
+#[derive(Clone, Copy)]
+pub struct Doc<'a> {
+    pub raw: &'a [RawRow],
+    pub machine: Option<&'a Machine>,
+    pub summary: &'a SweepSummary,
+    pub charts: &'a [Chart],
+    pub findings: &'a [String],
+    /// The command that reproduces the sweep, when recorded.
+    pub command: Option<&'a str>,
+    /// What the check before the runs found of each target.
+    pub checked: &'a [Diagnosis],
+}
+
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
 
-pub fn markdown(
-    raw: &[RawRow],
-    m: Option<&Machine>,
-    s: &SweepSummary,
-    charts: &[Chart],
-    findings: &[String],
-    command: Option<&str>,
-    checked: &[Diagnosis],
-) -> String {
+pub fn markdown(d: &Doc) -> String {
+    let Doc {
+        raw,
+        machine: m,
+        summary: s,
+        charts,
+        findings,
+        command,
+        checked,
+    } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&targets::markdown(checked));
     o.push_str(&findings_markdown(findings));
@@ -256,15 +271,16 @@ pub fn charts_html(charts: &[&Chart]) -> String {
     o
 }
 
-pub fn html(
-    raw: &[RawRow],
-    m: Option<&Machine>,
-    s: &SweepSummary,
-    charts: &[Chart],
-    findings: &[String],
-    command: Option<&str>,
-    checked: &[Diagnosis],
-) -> String {
+pub fn html(d: &Doc) -> String {
+    let Doc {
+        raw,
+        machine: m,
+        summary: s,
+        charts,
+        findings,
+        command,
+        checked,
+    } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
     o.push_str(&targets::html(checked));

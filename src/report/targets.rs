@@ -3,11 +3,17 @@
 //! evidence and fix, every check's evidence folded.
 
 use super::table::esc;
-use crate::results::diagnosis::Diagnosis;
+use crate::results::diagnosis::{CheckLine, Diagnosis};
 
 const INTRO: &str = "Each target's framing and connections were checked before its first run \
 (`loadlab check --quick`; docs/check.md says what each check means). \
 A defect found here may explain its numbers below.";
+
+/// The fix to show beside a check: none for a skipped one, which found
+/// nothing to fix.
+fn fix_of(c: &CheckLine) -> Option<&str> {
+    (c.verdict != "skip").then_some(c.fix.as_str())
+}
 
 /// The section in summary.md; empty when the sweep checked nothing.
 pub fn markdown(targets: &[Diagnosis]) -> String {
@@ -23,11 +29,7 @@ pub fn markdown(targets: &[Diagnosis]) -> String {
             d.seconds
         ));
         for c in d.checks.iter().filter(|c| c.verdict != "pass") {
-            let fix = if c.verdict == "skip" {
-                String::new()
-            } else {
-                format!(" Fix: {}.", c.fix)
-            };
+            let fix = fix_of(c).map_or(String::new(), |f| format!(" Fix: {f}."));
             o.push_str(&format!(
                 "  - {} `{}`: {}.{fix}\n",
                 c.verdict, c.id, c.evidence
@@ -58,11 +60,7 @@ pub fn html(targets: &[Diagnosis]) -> String {
         if !bad.is_empty() {
             o.push_str("\n<ul>\n");
             for c in bad {
-                let fix = if c.verdict == "skip" {
-                    String::new()
-                } else {
-                    format!(" <b>Fix:</b> {}.", esc(&c.fix))
-                };
+                let fix = fix_of(c).map_or(String::new(), |f| format!(" <b>Fix:</b> {}.", esc(f)));
                 o.push_str(&format!(
                     "<li>{} <code>{}</code>: {}.{fix}</li>\n",
                     esc(&c.verdict),

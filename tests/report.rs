@@ -5,6 +5,7 @@
 //! single request leaving it.
 
 mod chromium;
+mod evidence;
 mod flags;
 mod numbers;
 mod rendering;

@@ -117,6 +117,10 @@ pub struct BenchJson {
     /// framing unknown.
     #[serde(default)]
     pub violation_closes: u64,
+    /// Connections the run tried to open, warm-up included (0 in files
+    /// before it was counted).
+    #[serde(default)]
+    pub connections_opened: u64,
     pub bytes: Bytes,
     pub requests_per_second: f64,
     pub time_per_request_ms: f64,
@@ -197,6 +201,7 @@ impl BenchJson {
             errors: s.errors.clone(),
             violations: s.violations.clone(),
             violation_closes: s.violation_closes,
+            connections_opened: s.connects,
             bytes: Bytes {
                 total_received: s.total_bytes,
                 html_received: s.html_bytes,
@@ -271,6 +276,7 @@ impl BenchJson {
             errors: self.errors,
             violations: self.violations,
             violation_closes: self.violation_closes,
+            connects: self.connections_opened,
             total_bytes: self.bytes.total_received,
             html_bytes: self.bytes.html_received,
             body_sent: self.bytes.body_sent,

@@ -198,6 +198,10 @@ pub struct Stats {
     /// Keep-alive connections closed, not reused, because a violation left
     /// where the next response starts unknown.
     pub violation_closes: u64,
+    /// Connections this run tried to open (warm-up included), to set
+    /// against the kernel's ActiveOpens: what rose beyond them was other
+    /// traffic.
+    pub connects: u64,
     /// Bytes received (heads and bodies as on the wire).
     pub total_bytes: u64,
     /// Body bytes received after transfer decoding.
@@ -234,6 +238,7 @@ impl Stats {
             errors: BTreeMap::new(),
             violations: Violations::new(),
             violation_closes: 0,
+            connects: 0,
             total_bytes: 0,
             html_bytes: 0,
             body_sent: 0,
@@ -349,6 +354,7 @@ impl Stats {
             &mut self.violation_closes,
             o.violation_closes,
         );
+        add("connects", &mut self.connects, o.connects);
         add("bytes.total_received", &mut self.total_bytes, o.total_bytes);
         add("bytes.html_received", &mut self.html_bytes, o.html_bytes);
         add("bytes.body_sent", &mut self.body_sent, o.body_sent);

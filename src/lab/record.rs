@@ -118,6 +118,34 @@ pub fn fill_measured(row: &mut RawRow, r: &BenchResult) {
     row.p99_ms = total.p99;
     row.p99_9_ms = total.p99_9;
     row.p100_ms = total.max;
+    fill_evidence(row, r);
+}
+
+/// Fills in the violations and the kernel's TCP counters; a counter the
+/// kernel did not give stays unknown.
+fn fill_evidence(row: &mut RawRow, r: &BenchResult) {
+    let s = &r.stats;
+    row.violations = Some(crate::bench::violations::total(&s.violations));
+    let kinds: Vec<String> = s
+        .violations
+        .iter()
+        .map(|(k, seen)| format!("{k} {}", seen.count))
+        .collect();
+    // None, not "": an empty field reads back as None anyway.
+    row.violation_kinds = (!kinds.is_empty()).then(|| kinds.join("; "));
+    row.violation_closes = Some(s.violation_closes);
+    row.connections_opened = Some(s.connects);
+    let k = r.kernel_tcp.as_ref();
+    let get = |name: &str| k.and_then(|k| k.get(name).copied());
+    row.tcp_listen_overflows = get("ListenOverflows");
+    row.tcp_listen_drops = get("ListenDrops");
+    row.tcp_syncookies_sent = get("SyncookiesSent");
+    row.tcp_syn_retrans = get("TCPSynRetrans");
+    row.tcp_retrans_segs = get("RetransSegs");
+    row.tcp_attempt_fails = get("AttemptFails");
+    row.tcp_estab_resets = get("EstabResets");
+    row.tcp_out_rsts = get("OutRsts");
+    row.tcp_active_opens = get("ActiveOpens");
 }
 
 /// Fills in the server's and the client's resource use, and the flags

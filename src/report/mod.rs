@@ -10,6 +10,7 @@ pub mod charts;
 pub mod e1;
 pub mod explain;
 pub mod findings;
+pub mod kernel;
 pub mod num;
 pub mod page;
 pub mod plot;

@@ -240,7 +240,7 @@ pub fn ratio_header(s: &SweepSummary, experiment: &str) -> String {
 }
 
 /// What the statistics columns mean, for a table's note.
-pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, noisy), else ok; CPU rough: a run shorter than 100 ms.";
+pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, noisy, violations), else ok; CPU rough: a run shorter than 100 ms.";
 
 /// One row per configuration of `experiment`: requests/s with its
 /// interval, the ratio to the baseline, latencies (mean ± sd), failures,
@@ -259,6 +259,7 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
         ("p99 (ms)", Right),
         ("failed", Right),
         ("non-2xx", Right),
+        ("violations", Right),
         ("server CPU µs/req", Right),
         ("ctx switches/req", Right),
         ("server CPU %", Right),
@@ -273,7 +274,7 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
     );
     let fixed_dims = kc.fixed_note(first);
     t.note = Some(format!(
-        "{STATS_NOTE} Latencies: mean ± sd over the measured runs (warm-up and failed runs left out); failed and non-2xx are totals.{}{}",
+        "{STATS_NOTE} Latencies: mean ± sd over the measured runs (warm-up and failed runs left out); failed, non-2xx and violations (answers that broke a rule yet count as answered; n/a: not recorded) are totals.{}{}",
         if fixed_dims.is_empty() { "" } else { " Fixed: " },
         fixed_dims
     ));
@@ -291,6 +292,7 @@ pub fn experiment_summary(s: &SweepSummary, experiment: &str) -> Option<Table> {
             mean_sd(r.p99_ms_mean, r.p99_ms_sd, n, 3),
             r.failed.to_string(),
             r.non_2xx.to_string(),
+            r.violations.map_or("n/a".into(), |v| v.to_string()),
             per_request(r.server_cpu_us_per_req, 1),
             per_request(r.server_ctx_switches_per_req, 2),
             if watched {

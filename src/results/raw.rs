@@ -145,8 +145,36 @@ crate::with_run_config! {
     /// Slow connection attempts that failed (refused, no descriptors).
     pub slow_connect_failures: u64,
     pub error: String,
+    // Columns added after the first release of raw.csv: always at the end,
+    // always Option, so a file written before them reads them as unknown
+    // (empty), never 0.
+    /// Answers that broke a rule yet counted as answered, summed over the
+    /// kinds (an answer with two kinds counts twice).
+    pub violations: Option<u64>,
+    /// The kinds seen with their counts, `bytes-after-body 200; bad-date 3`.
+    pub violation_kinds: Option<String>,
+    /// Keep-alive connections closed because a violation left their
+    /// framing unknown.
+    pub violation_closes: Option<u64>,
+    /// Connections the load generator tried to open, warm-up included.
+    pub connections_opened: Option<u64>,
+    /// The kernel's TCP counters over the run (the whole network
+    /// namespace, `sys::tcp`); empty when one could not be read.
+    pub tcp_listen_overflows: Option<u64>,
+    pub tcp_listen_drops: Option<u64>,
+    pub tcp_syncookies_sent: Option<u64>,
+    pub tcp_syn_retrans: Option<u64>,
+    pub tcp_retrans_segs: Option<u64>,
+    pub tcp_attempt_fails: Option<u64>,
+    pub tcp_estab_resets: Option<u64>,
+    pub tcp_out_rsts: Option<u64>,
+    pub tcp_active_opens: Option<u64>,
 }
 }
+
+/// The first column added after raw.csv's first release: a file whose
+/// header stops before it (or anywhere after it) is an older loadlab's.
+const FIRST_ADDED: &str = "violations";
 
 impl RawRow {
     /// What the row records, read from its `error` column.
@@ -183,16 +211,27 @@ impl RawRow {
 
 /// Appends rows to `dir/raw.csv`, writing the header only when the file
 /// is new. Existing rows are never touched, so an interrupted or resumed
-/// sweep keeps everything measured before.
+/// sweep keeps everything measured before. A file an older loadlab began
+/// keeps its columns: rows appended to it leave out the newer ones, which
+/// then read as unknown (see [`older_columns`]).
 pub fn append(dir: &Path, rows: &[RawRow]) -> anyhow::Result<()> {
     let path = dir.join(RAW_CSV);
     let fresh = !path.exists() || std::fs::metadata(&path)?.len() == 0;
+    let width = if fresh {
+        expected_header().len()
+    } else {
+        file_header(&path)?.len()
+    };
     let file = OpenOptions::new().create(true).append(true).open(&path)?;
     let mut w = csv::WriterBuilder::new()
-        .has_headers(fresh)
+        .has_headers(false)
         .from_writer(file);
+    if fresh {
+        w.write_record(&expected_header())?;
+    }
     for r in rows {
-        w.serialize(r)?;
+        let record = record_of(r)?;
+        w.write_record(record.iter().take(width))?;
     }
     w.flush()?;
     let mut f = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -209,7 +248,7 @@ pub fn read(dir: &Path) -> anyhow::Result<Vec<RawRow>> {
     // this version's would make every row mean something else (or, cut
     // short, glue the next appended row onto it).
     let header = r.headers()?.clone();
-    if !header.is_empty() && header != expected_header() {
+    if !header.is_empty() && !known_header(&header) {
         anyhow::bail!(
             "{} does not start with loadlab's raw.csv header ({} columns from {})",
             path.display(),
@@ -222,6 +261,55 @@ pub fn read(dir: &Path) -> anyhow::Result<Vec<RawRow>> {
         rows.push(row?);
     }
     Ok(rows)
+}
+
+/// The columns a results directory's raw.csv lacks because an older
+/// loadlab began it (their values read as unknown); empty for a current
+/// or missing file.
+pub fn older_columns(dir: &Path) -> Vec<String> {
+    let Ok(header) = file_header(&dir.join(RAW_CSV)) else {
+        return Vec::new();
+    };
+    if header.is_empty() {
+        return Vec::new();
+    }
+    expected_header()
+        .iter()
+        .skip(header.len())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `header` is this version's, or an older one's: the same
+/// columns cut short no earlier than the first added one.
+fn known_header(header: &csv::StringRecord) -> bool {
+    let expected = expected_header();
+    let first_added = expected.iter().position(|c| c == FIRST_ADDED);
+    header.len() >= first_added.unwrap_or(expected.len())
+        && header.iter().zip(expected.iter()).all(|(a, b)| a == b)
+}
+
+/// The header `path` starts with (empty for an empty file).
+fn file_header(path: &Path) -> anyhow::Result<csv::StringRecord> {
+    let mut r = csv::Reader::from_path(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(r.headers()?.clone())
+}
+
+/// One row as the fields `append` writes, in header order.
+fn record_of(row: &RawRow) -> anyhow::Result<csv::StringRecord> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    w.serialize(row)?;
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes.as_slice());
+    r.records()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("a raw row serialized to nothing"))?
+        .map_err(Into::into)
 }
 
 /// The header `append` writes: RawRow's field names, in order.
@@ -280,5 +368,74 @@ impl Machine {
             loadlab_version: env!("CARGO_PKG_VERSION").to_string(),
             hostname,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file as an older loadlab wrote it: every column up to `error`.
+    fn write_older(dir: &Path, rows: &[RawRow]) {
+        let header = expected_header();
+        let width = header.iter().position(|c| c == FIRST_ADDED).unwrap();
+        let mut w = csv::Writer::from_path(dir.join(RAW_CSV)).unwrap();
+        w.write_record(header.iter().take(width)).unwrap();
+        for r in rows {
+            w.write_record(record_of(r).unwrap().iter().take(width))
+                .unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    fn row(run_id: u64) -> RawRow {
+        RawRow {
+            run_id,
+            complete: 10,
+            violations: Some(4),
+            violation_kinds: Some("bytes-after-body 4".into()),
+            tcp_listen_overflows: Some(0),
+            tcp_active_opens: Some(12),
+            ..RawRow::default()
+        }
+    }
+
+    #[test]
+    fn new_columns_read_back_and_unknown_stays_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut unknown = row(2);
+        unknown.tcp_listen_drops = None;
+        append(dir.path(), &[row(1), unknown.clone()]).unwrap();
+        let back = read(dir.path()).unwrap();
+        assert_eq!(back, vec![row(1), unknown]);
+        assert!(older_columns(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn an_older_file_reads_its_missing_columns_as_unknown_and_keeps_its_width() {
+        let dir = tempfile::tempdir().unwrap();
+        write_older(dir.path(), &[row(1)]);
+        let missing = older_columns(dir.path());
+        assert_eq!(missing.first().map(String::as_str), Some(FIRST_ADDED));
+        // A resumed sweep appends rows in the file's own columns.
+        append(dir.path(), &[row(2)]).unwrap();
+        let back = read(dir.path()).unwrap();
+        assert_eq!(back.len(), 2);
+        for r in &back {
+            assert_eq!(r.complete, 10);
+            assert_eq!((r.violations, r.tcp_active_opens), (None, None), "{r:?}");
+        }
+        assert_eq!(back[1].run_id, 2);
+    }
+
+    #[test]
+    fn a_header_cut_before_the_added_columns_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(RAW_CSV), "run_id,started_at\n1,0\n").unwrap();
+        let err = read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("does not start with loadlab's raw.csv header"),
+            "{err}"
+        );
     }
 }

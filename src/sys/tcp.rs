@@ -71,6 +71,17 @@ pub fn delta(before: &Reading, after: &Reading) -> Reading {
         .collect()
 }
 
+/// Connects beyond `own` that ActiveOpens rose by over a run, when
+/// enough more to be other programs' traffic in this namespace and not
+/// a few of loadlab's own (a monitor's, a retry's): more than 5 and more
+/// than 5 % of `own`. None when ActiveOpens is unknown or `own` is 0 (a
+/// file written before connects were counted).
+pub fn other_opens(active_opens: Option<u64>, own: u64) -> Option<u64> {
+    let rose = active_opens?;
+    let extra = rose.checked_sub(own)?;
+    (own > 0 && extra > 5 && extra * 20 > own).then_some(extra)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +131,14 @@ Tcp: 1 200 1000 990 2 5 10 5000 5100 7 0 12\n";
     fn this_kernel_gives_the_counters() {
         // Linux always has /proc/net/snmp's Tcp line.
         assert!(read().contains_key("ActiveOpens"), "{:?}", read());
+    }
+
+    #[test]
+    fn only_opens_well_beyond_our_own_are_other_traffic() {
+        assert_eq!(other_opens(Some(130), 100), Some(30));
+        assert_eq!(other_opens(Some(130), 126), None, "4 more is noise");
+        assert_eq!(other_opens(Some(130), 0), None, "own count unknown");
+        assert_eq!(other_opens(None, 100), None);
+        assert_eq!(other_opens(Some(10_400), 10_000), None, "under 5 %");
     }
 }

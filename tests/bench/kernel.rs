@@ -15,6 +15,8 @@ fn a_run_without_keep_alive_shows_its_connections_as_active_opens() {
     assert_eq!(u(&r, "/failed"), 0, "{}", r["errors"]);
     let k = &r["kernel_tcp"];
     assert!(u(&r, "/kernel_tcp/ActiveOpens") >= 60, "{k}");
+    // Its own count, warm-up included, is what ActiveOpens is set against.
+    assert_eq!(u(&r, "/connections_opened"), 60, "{k}");
     for name in ["ListenOverflows", "ListenDrops", "RetransSegs", "OutRsts"] {
         assert!(k[name].is_u64(), "{name} missing: {k}");
     }

@@ -50,6 +50,27 @@ fn a_sweep_opens_with_each_target_s_diagnosis() {
     );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<section id=\"targets\">"), "the page too");
+    // Every run recorded its violations and the kernel's counters: the
+    // broken server's 100 answers each carried its extra bytes.
+    let rows = loadlab::results::raw::read(&out).unwrap();
+    for r in rows.iter().filter(|r| r.is_measured() && !r.warmup) {
+        let broken_one = r.target == broken;
+        assert_eq!(
+            r.violations,
+            Some(if broken_one { 100 } else { 0 }),
+            "{r:?}"
+        );
+        assert!(r.connections_opened.is_some(), "{r:?}");
+        assert!(r.tcp_active_opens.is_some(), "{r:?}");
+        if broken_one {
+            let kinds = r.violation_kinds.as_deref().unwrap_or("");
+            assert_eq!(kinds, "bytes-after-body 100", "{r:?}");
+        }
+    }
+    assert!(
+        stdout.contains("100 answers broke a rule (bytes-after-body 100)"),
+        "{stdout}"
+    );
     let kept = info(&out);
     assert_eq!(kept.diagnoses.len(), 2, "{:?}", kept.diagnoses);
     let d = &kept.diagnoses[0];

@@ -130,6 +130,36 @@ fn row(id: u64, c: &Cfg, repeat: u64, warmup: bool, error: &str) -> RawRow {
         slow_closed_by_server: 0,
         slow_connect_failures: 0,
         error: error.into(),
+        ..evidence(c, ok)
+    }
+}
+
+/// Violations and kernel counters: the URL target's answers all carry
+/// bytes after their body, E3's huge concurrency overflows the listen
+/// queue, one E1 cell has other traffic beside it; E4 predates the
+/// columns (unknown).
+fn evidence(c: &Cfg, ok: bool) -> RawRow {
+    if !ok || c.experiment == "e4" {
+        return RawRow::default();
+    }
+    let url = c.target.starts_with("url:");
+    let flood = c.concurrency == 10000;
+    let crowded = c.concurrency == 1000 && c.target == "model:thread-per-conn";
+    RawRow {
+        violations: Some(if url { 1000 } else { 0 }),
+        violation_kinds: url.then(|| "bytes-after-body 1000".into()),
+        violation_closes: Some(0),
+        connections_opened: Some(1000),
+        tcp_listen_overflows: Some(if flood { 12 } else { 0 }),
+        tcp_listen_drops: Some(if flood { 12 } else { 0 }),
+        tcp_syncookies_sent: Some(0),
+        tcp_syn_retrans: Some(if flood { 24 } else { 0 }),
+        tcp_retrans_segs: Some(if flood { 24 } else { 0 }),
+        tcp_attempt_fails: Some(0),
+        tcp_estab_resets: Some(0),
+        tcp_out_rsts: Some(0),
+        tcp_active_opens: Some(if crowded { 1300 } else { 1000 }),
+        ..RawRow::default()
     }
 }
 

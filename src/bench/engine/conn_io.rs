@@ -25,6 +25,7 @@ impl Worker<'_> {
 
     /// Opens a fresh connection for the request on `i`.
     pub(super) fn connect(&mut self, i: usize) {
+        self.stats.connects += 1;
         match self.shared.dial.connect(self.shared.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);

@@ -95,9 +95,14 @@ pub fn violations(o: &mut String, s: &Stats) {
 pub fn kernel_tcp(o: &mut String, r: &BenchResult) {
     let Some(k) = &r.kernel_tcp else { return };
     let parts: Vec<String> = k.iter().map(|(n, v)| format!("{n} {v}")).collect();
+    let own = r.stats.connects;
+    let others = match crate::sys::tcp::other_opens(k.get("ActiveOpens").copied(), own) {
+        Some(n) => format!("; {n} opens beyond loadlab's {own}: other traffic"),
+        None => String::new(),
+    };
     let _ = writeln!(
         o,
-        "  Kernel TCP counters over the run (this network namespace, other traffic included): {}",
+        "  Kernel TCP counters over the run (this network namespace, other traffic included): {}{others}",
         parts.join(", ")
     );
 }

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 mod defects;
+mod evidence;
 
 use super::num::fixed;
 use super::stats::paired_ratio;
@@ -39,6 +40,11 @@ pub enum Kind {
     /// What slow clients did to a target's client, beside it alone.
     SlowClients,
     BusyHost,
+    /// Answers that broke a rule yet counted as answered.
+    Violations,
+    /// What the kernel's TCP counters say: a listen queue that
+    /// overflowed, other traffic beside the runs.
+    Kernel,
     /// A defect the check before the runs found in a target.
     Defect,
     /// Nothing can be concluded, and why.
@@ -78,6 +84,7 @@ pub fn findings(
         text,
     }));
     out.extend(flagged(s, &cells, &words));
+    out.extend(evidence::sentences(s));
     out.extend(busy_host(info, machine));
     if !concluded {
         out.push(nothing(s, &cells));

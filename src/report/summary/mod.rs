@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::stats::Interval;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
+use crate::sys::tcp::other_opens;
 
 mod group;
 
@@ -76,6 +77,10 @@ pub enum Status {
     /// The repeats disagree (CV of requests/s above 10 %).
     #[serde(rename = "noisy")]
     Noisy,
+    /// Answers broke a rule (bytes after the body, a bare LF...) yet
+    /// counted as answered: the figures stand, the server needs a fix.
+    #[serde(rename = "violations")]
+    Violations,
     #[default]
     #[serde(rename = "ok")]
     Ok,
@@ -90,6 +95,7 @@ impl Status {
             Status::ClientBound => "client-bound",
             Status::CpuSaturated => "cpu-saturated",
             Status::Noisy => "noisy",
+            Status::Violations => "violations",
             Status::Ok => "ok",
         }
     }
@@ -199,7 +205,29 @@ crate::with_run_config! {
     pub window_1_3_ms: Option<f64>,
     pub window_2_4_ms: Option<f64>,
     pub window_3_5_ms: Option<f64>,
+    /// Answers that broke a rule yet counted as answered, summed over the
+    /// runs; empty when a run did not record them (an older raw.csv).
+    pub violations: Option<u64>,
+    /// The kernel's TCP counters summed over the runs: the whole network
+    /// namespace, other traffic included. Empty when a run's could not be
+    /// read.
+    pub tcp_listen_overflows: Option<u64>,
+    pub tcp_listen_drops: Option<u64>,
+    pub tcp_syn_retrans: Option<u64>,
+    pub tcp_out_rsts: Option<u64>,
+    pub tcp_attempt_fails: Option<u64>,
+    /// Connects beyond loadlab's own that ActiveOpens rose by, summed over
+    /// the runs where they were more than noise: other programs' traffic
+    /// in the namespace during the runs.
+    pub tcp_other_opens: Option<u64>,
 }
+}
+
+/// The sum of `f` over `g`'s runs, or unknown when one run's is.
+fn sum_known(g: &Group, f: impl Fn(&RawRow) -> Option<u64>) -> Option<u64> {
+    g.runs
+        .iter()
+        .try_fold(0u64, |a, r| Some(a.saturating_add(f(r)?)))
 }
 
 /// The windows E4 reports: the first run pays for warm-up, so the mean of
@@ -291,6 +319,16 @@ impl SummaryRow {
             window_1_3_ms: window(g, 1, 3),
             window_2_4_ms: window(g, 2, 4),
             window_3_5_ms: window(g, 3, 5),
+            violations: sum_known(g, |r| r.violations),
+            tcp_listen_overflows: sum_known(g, |r| r.tcp_listen_overflows),
+            tcp_listen_drops: sum_known(g, |r| r.tcp_listen_drops),
+            tcp_syn_retrans: sum_known(g, |r| r.tcp_syn_retrans),
+            tcp_out_rsts: sum_known(g, |r| r.tcp_out_rsts),
+            tcp_attempt_fails: sum_known(g, |r| r.tcp_attempt_fails),
+            tcp_other_opens: sum_known(g, |r| {
+                r.tcp_active_opens?;
+                Some(other_opens(r.tcp_active_opens, r.connections_opened?).unwrap_or(0))
+            }),
             ..SummaryRow::default()
         };
         row.set_run_config(&g.key);
@@ -308,6 +346,7 @@ impl SummaryRow {
             (self.client_bound, Status::ClientBound),
             (self.cpu_saturated, Status::CpuSaturated),
             (self.noisy, Status::Noisy),
+            (self.violations.is_some_and(|v| v > 0), Status::Violations),
         ]
         .into_iter()
         .filter_map(|(on, st)| on.then_some(st))

@@ -1,0 +1,79 @@
+//! Findings from what each run recorded beyond its figures: answers
+//! counted with a violation, and the kernel's TCP counters (a listen queue
+//! that overflowed, other traffic beside the runs), per target.
+
+use super::{Finding, Kind};
+use crate::report::summary::{SummaryRow, SweepSummary};
+
+/// Per target, what its runs' evidence says: answers counted with a
+/// violation, a listen queue that overflowed, other traffic beside it.
+pub fn sentences(s: &SweepSummary) -> Vec<Finding> {
+    let mut targets: Vec<&str> = Vec::new();
+    for g in &s.groups {
+        if !targets.contains(&g.key.target.as_str()) {
+            targets.push(&g.key.target);
+        }
+    }
+    targets.into_iter().flat_map(|t| of_target(s, t)).collect()
+}
+
+fn of_target(s: &SweepSummary, target: &str) -> Vec<Finding> {
+    let rows: Vec<&SummaryRow> = s
+        .groups
+        .iter()
+        .zip(&s.rows)
+        .filter(|(g, _)| g.key.target == target)
+        .map(|(_, r)| r)
+        .collect();
+    let sum = |f: fn(&SummaryRow) -> Option<u64>| rows.iter().filter_map(|r| f(r)).sum::<u64>();
+    let mut out = Vec::new();
+    let violations = sum(|r| r.violations);
+    if violations > 0 {
+        let kinds = kinds_of(s, target);
+        out.push(Finding {
+            kind: Kind::Violations,
+            text: format!(
+                "{target}: {violations} answers broke a rule ({kinds}) yet were counted as answered: its requests/s stands, the server needs a fix (the Targets section, or `loadlab check`, names it)."
+            ),
+        });
+    }
+    let (over, drops) = (sum(|r| r.tcp_listen_overflows), sum(|r| r.tcp_listen_drops));
+    if over + drops > 0 {
+        out.push(Finding {
+            kind: Kind::Kernel,
+            text: format!(
+                "{target}: the kernel counted {over} listen-queue overflows and {drops} drops over its runs: connects waited for SYN retransmissions (1 s, 3 s...), which shows as connect times and p99. A larger listen() backlog fixes it (the counters are the namespace's: other servers count too)."
+            ),
+        });
+    }
+    let others = sum(|r| r.tcp_other_opens);
+    if others > 0 {
+        out.push(Finding {
+            kind: Kind::Kernel,
+            text: format!(
+                "{target}: {others} connections beyond loadlab's own were opened in this network namespace during its runs: other traffic shared the machine."
+            ),
+        });
+    }
+    out
+}
+
+/// The violation kinds of `target`'s runs with their counts, summed from
+/// raw.csv's `kind n; kind n` cells.
+fn kinds_of(s: &SweepSummary, target: &str) -> String {
+    let mut by: std::collections::BTreeMap<&str, u64> = Default::default();
+    let runs = s
+        .groups
+        .iter()
+        .filter(|g| g.key.target == target)
+        .flat_map(|g| &g.runs);
+    for r in runs {
+        for part in r.violation_kinds.as_deref().unwrap_or("").split("; ") {
+            if let Some((k, n)) = part.rsplit_once(' ') {
+                *by.entry(k).or_default() += n.parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    let parts: Vec<String> = by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    parts.join(", ")
+}

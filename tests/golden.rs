@@ -442,6 +442,36 @@ fn stress_report(external: bool) -> Report {
         } else {
             "prefork w=4 restarted a worker that died".into()
         }],
+        diagnoses: vec![stress_diagnosis(external)],
+    }
+}
+
+/// The check before the first cell: the external server sends bytes after
+/// its bodies, the spawned one passes.
+fn stress_diagnosis(external: bool) -> loadlab::results::diagnosis::Diagnosis {
+    use loadlab::results::diagnosis::{CheckLine, Diagnosis};
+    let line = |id: &str, verdict: &str, evidence: &str| CheckLine {
+        id: id.into(),
+        verdict: verdict.into(),
+        evidence: evidence.into(),
+        fix: format!("the fix for {id}"),
+    };
+    Diagnosis {
+        target: if external {
+            "http://127.0.0.1:8080".into()
+        } else {
+            "model:thread-pool:workers=1".into()
+        },
+        unusable: None,
+        seconds: 0.12,
+        checks: vec![
+            if external {
+                line("bytes-after-body", "fail", "4 bytes after a 6-byte body")
+            } else {
+                line("bytes-after-body", "pass", "none")
+            },
+            line("bad-date", "pass", "an IMF-fixdate"),
+        ],
     }
 }
 

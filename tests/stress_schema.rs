@@ -65,6 +65,21 @@ fn spawned_and_url_runs_match_the_checked_in_schema() {
     .unwrap();
     assert_eq!(doc["schema"], schema["properties"]["schema"]["const"]);
     assert_eq!(doc["rows"].as_array().unwrap().len(), 8);
+    // Each server was checked before its first cell, and passed.
+    let diagnoses = doc["diagnoses"].as_array().unwrap();
+    let labels: Vec<&str> = diagnoses
+        .iter()
+        .map(|d| d["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["model:thread-pool:workers=1", "model:prefork:workers=1"]
+    );
+    for d in diagnoses {
+        let checks = d["checks"].as_array().unwrap();
+        assert!(checks.iter().all(|c| c["verdict"] != "fail"), "{d}");
+        assert!(checks.iter().any(|c| c["verdict"] == "pass"), "{d}");
+    }
     let errs = validate(&doc);
     assert!(errs.is_empty(), "spawned: {errs:#?}");
 

@@ -14,6 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::exit::Exit;
 use super::sweep_progress::say;
 use super::values::{parse_duration, parse_size, UsageError};
+use crate::lab::diagnose::diagnose_at;
+use crate::net::url::HttpUrl;
 use crate::report;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::stress::size_label;
@@ -79,6 +81,10 @@ pub struct StressArgs {
     /// cell).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Skip the check of each server's framing and connections before its
+    /// first cell (`loadlab check --quick`, at most 1 s a server).
+    #[arg(long)]
+    pub no_check: bool,
 }
 
 impl StressArgs {
@@ -302,16 +308,23 @@ pub fn run_preset(preset: Preset, quick: bool, quiet: bool, out: PathBuf) -> any
         preset: Some(preset),
         quick,
         quiet,
+        no_check: false,
     })
 }
 
 pub fn run(args: StressArgs) -> anyhow::Result<()> {
     let out_dir = args.out.clone();
     let quiet = args.quiet;
+    let checks = !args.no_check;
     let cfg = args.into_config()?;
     let mut progress = StressProgress::new(quiet);
     let shutdown = crate::server::Shutdown::from_signals()?;
-    let report = stress::run(&cfg, &|| shutdown.is_set(), &mut |e| progress.event(e))?;
+    let stop = || shutdown.is_set();
+    let check = |label: &str, ep: &HttpUrl, pid: Option<u32>| {
+        let base = format!("http://{}", ep.addr);
+        checks.then(|| diagnose_at(label, &base, pid, &ep.path, &stop))
+    };
+    let report = stress::run(&cfg, &check, &stop, &mut |e| progress.event(e))?;
     progress.finish();
     let mut files = report::stress::write_files(&out_dir, &report)?;
     let page = report::stress_page::StressInputs::of(&report);

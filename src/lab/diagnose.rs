@@ -21,7 +21,19 @@ pub fn diagnose(
     path: &str,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Diagnosis {
-    let url = match HttpUrl::parse(&running.base) {
+    diagnose_at(label, &running.base, running.pid, path, stop)
+}
+
+/// Checks the server at `base` (`http://host:port`), whose process is
+/// `pid` when known, at `path`: what a stress run does before its cells.
+pub fn diagnose_at(
+    label: &str,
+    base: &str,
+    pid: Option<u32>,
+    path: &str,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Diagnosis {
+    let url = match HttpUrl::parse(base) {
         Ok(u) => u,
         Err(e) => {
             return Diagnosis {
@@ -50,7 +62,7 @@ pub fn diagnose(
             path: path.to_string(),
             missing: format!("/loadlab-check-missing-{}", std::process::id()),
         },
-        pid: running.pid,
+        pid,
         canary: None,
     };
     let opts = Options {

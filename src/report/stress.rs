@@ -126,6 +126,7 @@ pub fn markdown(report: &StressReport) -> String {
         report.temp_files_label(),
         report.elapsed_s
     );
+    out.push_str(&super::targets::markdown(&report.diagnoses));
     out.push_str(&table(&report.rows).to_markdown(0));
     let _ = write!(out, "```text\n{LEGEND}```\n");
     for n in &report.notes {

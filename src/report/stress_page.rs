@@ -10,12 +10,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::explain;
+use super::findings::defects;
 use super::page::{charts_html, findings_html, head, intro_html, table_html};
 use super::stress::{table, LEGEND};
 use super::stress_charts;
 use super::stress_findings::findings;
 use super::table::esc;
 use super::{write, InputError, INDEX_HTML};
+use crate::results::diagnosis::Diagnosis;
 use crate::results::stress::{size_label, StressReport, StressRow};
 
 pub const STRESS_JSON: &str = "stress.json";
@@ -31,6 +33,8 @@ pub struct StressInputs {
     pub rows: Vec<StressRow>,
     pub notes: Vec<String>,
     pub elapsed_s: Option<f64>,
+    /// What the check before each server's first cell found.
+    pub diagnoses: Vec<Diagnosis>,
 }
 
 impl StressInputs {
@@ -40,6 +44,7 @@ impl StressInputs {
             rows: r.rows.clone(),
             notes: r.notes.clone(),
             elapsed_s: Some(r.elapsed_s),
+            diagnoses: r.diagnoses.clone(),
         }
     }
 }
@@ -121,7 +126,14 @@ pub fn html(s: &StressInputs) -> String {
     let charts = stress_charts::all(&s.rows);
     let mut o = head("loadlab stress report");
     o.push_str("<h1>loadlab stress report</h1>\n");
-    o.push_str(&findings_html(&findings(&s.rows)));
+    // A defect the check found explains what follows: it goes first.
+    let mut found: Vec<String> = defects::sentences(&s.diagnoses)
+        .into_iter()
+        .map(|f| f.text)
+        .collect();
+    found.extend(findings(&s.rows));
+    o.push_str(&findings_html(&found));
+    o.push_str(&super::targets::html(&s.diagnoses));
     let transfers: usize = s.rows.iter().map(|r| r.clients).sum();
     let failed: usize = s.rows.iter().map(|r| r.failed).sum();
     let mut facts = format!(

@@ -123,6 +123,9 @@ pub struct StressReport {
     pub scratch_removed: bool,
     /// Anything else worth knowing (a server that died, cleanup trouble).
     pub notes: Vec<String>,
+    /// What the check before each server's first cell found (framing and
+    /// connections); empty with `--no-check`.
+    pub diagnoses: Vec<super::diagnosis::Diagnosis>,
 }
 
 impl StressReport {

@@ -18,4 +18,4 @@ pub mod target;
 
 pub use crate::results::stress::{StressReport, StressRow};
 pub use matrix::{Cell, Matrix, Op};
-pub use runner::{run, StressConfig, StressEvent, Target};
+pub use runner::{run, PreCheck, StressConfig, StressEvent, Target};

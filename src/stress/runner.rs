@@ -19,6 +19,7 @@ use super::outcome::{failed, row, Outcome};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
 use crate::net::url::HttpUrl;
+use crate::results::diagnosis::Diagnosis;
 use crate::results::models::Model;
 use crate::results::stress::{StressReport, StressRow, SCHEMA};
 
@@ -62,8 +63,15 @@ pub enum StressEvent<'a> {
     CellDone(&'a StressRow),
 }
 
+/// The check made of each server before its first cell (the CLI's, so
+/// stress need not know check): given the server's label, where it
+/// listens and its pid when stress started it; None when checks are off.
+pub type PreCheck<'a> = &'a (dyn Fn(&str, &HttpUrl, Option<u32>) -> Option<Diagnosis> + Sync);
+
 struct Run<'a> {
     cfg: &'a StressConfig,
+    check: PreCheck<'a>,
+    diagnoses: Vec<Diagnosis>,
     /// Ctrl-C: no cell starts after it; the rows so far are the report.
     stop: &'a (dyn Fn() -> bool + Sync),
     nonce: u64,
@@ -80,6 +88,7 @@ struct Run<'a> {
 /// finish, their files are cleaned up, and no further cell starts.
 pub fn run(
     cfg: &StressConfig,
+    check: PreCheck,
     stop: &(dyn Fn() -> bool + Sync),
     on_event: &mut dyn FnMut(StressEvent),
 ) -> anyhow::Result<StressReport> {
@@ -97,6 +106,8 @@ pub fn run(
         ^ ((std::process::id() as u64) << 32));
     let mut run = Run {
         cfg,
+        check,
+        diagnoses: Vec::new(),
         stop,
         nonce,
         digests: Mutex::new(HashMap::new()),
@@ -120,7 +131,8 @@ pub fn run(
             }
             Some(closed)
         }
-        Target::Url { endpoint, .. } => {
+        Target::Url { url, endpoint } => {
+            run.pre_check(url, endpoint, None, on_event);
             run.server_cells(Ok(endpoint), None, on_event);
             None
         }
@@ -157,6 +169,7 @@ pub fn run(
         scratch: closed.as_ref().map(|c| c.path.display().to_string()),
         scratch_removed: closed.as_ref().map_or(true, |c| c.removed),
         notes: run.notes,
+        diagnoses: run.diagnoses,
     })
 }
 
@@ -192,6 +205,8 @@ impl Run<'_> {
             }
         };
         let endpoint = server.endpoint.clone();
+        let label = format!("model:{model}:workers={workers}");
+        self.pre_check(&label, &endpoint, Some(server.pid()), on_event);
         self.server_cells(Ok(&endpoint), Some((model, workers)), on_event);
         if let Err(e) = server.stop() {
             self.notes
@@ -206,6 +221,27 @@ impl Run<'_> {
         self.leftover_temp_files += temps;
         self.leftover_files += others;
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Checks a server before its first cell, when checks are on, and
+    /// says what was found.
+    fn pre_check(
+        &mut self,
+        label: &str,
+        ep: &HttpUrl,
+        pid: Option<u32>,
+        on_event: &mut dyn FnMut(StressEvent),
+    ) {
+        if (self.stop)() {
+            return;
+        }
+        if let Some(d) = (self.check)(label, ep, pid) {
+            on_event(StressEvent::Note(&format!(
+                "check {label}: {}",
+                d.headline()
+            )));
+            self.diagnoses.push(d);
+        }
     }
 
     /// Every (size, clients) cell pair against one server, in the

@@ -83,6 +83,11 @@ impl SpawnedServer {
         }
     }
 
+    /// The server's process, for checks that watch it.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
     /// Waits until the server answers `GET /files/`, it exits, or `until`.
     fn wait_ready(&mut self, until: Instant) -> Result<(), String> {
         loop {

@@ -248,3 +248,53 @@ fn a_server_whose_master_died_leaves_no_workers_behind() {
         "workers {left:?} of the killed master {master} outlived stress"
     );
 }
+
+/// A server with framing defects is checked before its first cell: the
+/// diagnosis names the defect in stress.json, stress.md and the page, and
+/// the cells still run (here they fail: it has no file API).
+#[test]
+fn a_broken_server_is_diagnosed_before_its_cells() {
+    let extra = 3 + std::process::id() % 4;
+    let zoo = zoo::ZooServer::start("extra_bytes.py", &[extra.to_string()]);
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = stress(
+        tmp.path(),
+        &[
+            "--url",
+            &zoo.url("/files/"),
+            "--ops",
+            "upload",
+            "--sizes",
+            "1K",
+            "--clients",
+            "1",
+            "--timeout",
+            "2s",
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let said = format!("check {}: ", zoo.url("/files/"));
+    let line = stderr.lines().find(|l| l.contains(&said)).unwrap_or("");
+    assert!(line.contains("bytes-after-body"), "{stderr}");
+    let doc = json_file(&out_dir.path().join("stress.json"));
+    let d = &doc["diagnoses"][0];
+    let failed: Vec<&str> = d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "fail")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"bytes-after-body"), "{d}");
+    let md = std::fs::read_to_string(out_dir.path().join("stress.md")).unwrap();
+    assert!(
+        md.contains("## Targets") && md.contains(&format!("{extra} bytes after")),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out_dir.path().join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"targets\">"), "{html}");
+}

@@ -4,7 +4,6 @@
 
 use super::{Finding, Kind};
 use crate::results::diagnosis::Diagnosis;
-use crate::results::sweep_info::SweepInfo;
 
 /// What each defect does to the numbers, where it changes them.
 fn effect(id: &str) -> &'static str {
@@ -52,7 +51,6 @@ fn sentences_of(d: &Diagnosis) -> Vec<Finding> {
 }
 
 /// One finding per defect found, target by target.
-pub fn sentences(info: Option<&SweepInfo>) -> Vec<Finding> {
-    info.map(|i| i.diagnoses.iter().flat_map(sentences_of).collect())
-        .unwrap_or_default()
+pub fn sentences(diagnoses: &[Diagnosis]) -> Vec<Finding> {
+    diagnoses.iter().flat_map(sentences_of).collect()
 }

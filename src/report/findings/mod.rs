@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-mod defects;
+pub mod defects;
 mod evidence;
 
 use super::num::fixed;
@@ -77,7 +77,10 @@ pub fn findings(
     out.extend(knees(&cells, &words));
     let concluded = !out.is_empty();
     // A defect explains the numbers: it goes first, but concludes nothing.
-    out.splice(0..0, defects::sentences(info));
+    out.splice(
+        0..0,
+        defects::sentences(info.map_or(&[][..], |i| &i.diagnoses)),
+    );
     out.extend(latency(&cells, &words));
     out.extend(super::slow::sentences(s).into_iter().map(|text| Finding {
         kind: Kind::SlowClients,

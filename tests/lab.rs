@@ -6,6 +6,7 @@
 mod caps;
 mod checked;
 mod ctrl_c;
+mod disturbed;
 mod go;
 mod measurement;
 mod outputs;

@@ -4,14 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::proc::monitor::{tree, Monitor};
+use crate::proc::monitor::{tree, Monitor, IDLE_CPU_LIMIT_PCT};
 
 use super::outcome::Finding;
 use super::probe::Want;
 use super::subject::Subject;
 
-/// Above this share of one core, over the idle second, a server is busy.
-const IDLE_CPU_LIMIT_PCT: f64 = 20.0;
 /// How long the idle server is watched.
 const IDLE_WATCH: Duration = Duration::from_secs(1);
 /// Requests made for `fd-leak`, each on its own connection, at most in

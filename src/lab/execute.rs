@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::conditions;
 use super::diagnose::diagnose;
+use super::idle::IdleWatch;
 use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
@@ -214,7 +215,10 @@ fn run_schedule(
         let row = if stop() {
             None
         } else {
-            Some(measure(plan, running, run, place, journal.next_id, stop)?)
+            let watch = IdleWatch::start(others_of(schedule, started, i));
+            let mut row = measure(plan, running, run, place, journal.next_id, stop)?;
+            row.disturbed_by = watch.finish();
+            Some(row)
         };
         // Ctrl-C cut this run short (or came before it): its numbers
         // describe part of a run, so it is not recorded (a resumed sweep
@@ -230,6 +234,19 @@ fn run_schedule(
         on_event(SweepEvent::Run(journal.record(row)?));
     }
     Ok(())
+}
+
+/// Every started target but the `i`th whose processes loadlab knows, as
+/// (label, pid): what a run of the `i`th may be disturbed by.
+fn others_of<'a>(
+    schedule: &'a Schedule,
+    started: &'a [Started],
+    i: usize,
+) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+    started.iter().enumerate().filter_map(move |(k, s)| {
+        let pid = s.as_ref().filter(|_| k != i)?.0.pid?;
+        Some((schedule.instances[k].config.target.as_str(), pid))
+    })
 }
 
 /// How long the host's warm-up lasts at most, for a run of a duration:

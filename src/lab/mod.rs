@@ -7,6 +7,7 @@
 pub mod conditions;
 pub mod diagnose;
 pub mod execute;
+pub mod idle;
 pub mod measure;
 pub mod plan;
 pub mod presets;

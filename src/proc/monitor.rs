@@ -153,6 +153,27 @@ impl TreeCpu {
     }
 }
 
+/// More than this share of a core (%) used by a server with no client
+/// is busy while idle (`loadlab check`'s busy-when-idle; a sweep marks
+/// the runs of other targets made meanwhile as disturbed).
+pub const IDLE_CPU_LIMIT_PCT: f64 = 20.0;
+
+/// A process tree's CPU clocks at one moment, without a sampling thread:
+/// two marks give what the tree used in between.
+#[derive(Debug, Default)]
+pub struct CpuMark(TreeCpu);
+
+impl CpuMark {
+    pub fn read(root: u32) -> CpuMark {
+        CpuMark(TreeCpu::read(root))
+    }
+
+    /// CPU nanoseconds the tree used from `self` to `later`.
+    pub fn used_ns_until(&self, later: &CpuMark) -> u64 {
+        self.0.used_until(&later.0)
+    }
+}
+
 /// Context switches (voluntary + involuntary) so far, by thread id.
 type Switches = HashMap<u32, u64>;
 

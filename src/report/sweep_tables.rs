@@ -240,7 +240,7 @@ pub fn ratio_header(s: &SweepSummary, experiment: &str) -> String {
 }
 
 /// What the statistics columns mean, for a table's note.
-pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, noisy, violations), else ok; CPU rough: a run shorter than 100 ms.";
+pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, disturbed, noisy, violations), else ok; CPU rough: a run shorter than 100 ms.";
 
 /// One row per configuration of `experiment`: requests/s with its
 /// interval, the ratio to the baseline, latencies (mean ± sd), failures,

@@ -169,6 +169,9 @@ crate::with_run_config! {
     pub tcp_estab_resets: Option<u64>,
     pub tcp_out_rsts: Option<u64>,
     pub tcp_active_opens: Option<u64>,
+    /// Other targets that burned CPU while this run measured another, as
+    /// `label (N % of a core)`; empty when none did (or not recorded).
+    pub disturbed_by: Option<String>,
 }
 }
 

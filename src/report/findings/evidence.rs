@@ -14,7 +14,44 @@ pub fn sentences(s: &SweepSummary) -> Vec<Finding> {
             targets.push(&g.key.target);
         }
     }
-    targets.into_iter().flat_map(|t| of_target(s, t)).collect()
+    let mut out: Vec<Finding> = targets.iter().flat_map(|t| of_target(s, t)).collect();
+    out.extend(burners(s));
+    out
+}
+
+/// The targets that burned CPU while another was measured, each with the
+/// runs it disturbed and the most of a core it took.
+fn burners(s: &SweepSummary) -> Vec<Finding> {
+    // (label, runs disturbed, highest % of a core), in first-seen order.
+    let mut seen: Vec<(String, usize, f64)> = Vec::new();
+    let runs = s.groups.iter().flat_map(|g| &g.runs);
+    for r in runs {
+        for part in r.disturbed_by.as_deref().unwrap_or("").split("; ") {
+            let Some((label, rest)) = part.rsplit_once(" (") else {
+                continue;
+            };
+            let pct: f64 = rest
+                .split(' ')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0.0);
+            match seen.iter_mut().find(|(l, _, _)| l == label) {
+                Some((_, n, top)) => {
+                    *n += 1;
+                    *top = top.max(pct);
+                }
+                None => seen.push((label.to_string(), 1, pct)),
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(label, n, top)| Finding {
+            kind: Kind::BusyIdle,
+            text: format!(
+                "{label} burned CPU while it was not under load (up to {top:.0} % of a core): {n} runs of other targets made meanwhile are marked disturbed, and their figures had less of the machine. A thread that spins after its client closed, or a loop that polls, does this; `loadlab check` names it (busy-when-idle)."
+            ),
+        })
+        .collect()
 }
 
 fn of_target(s: &SweepSummary, target: &str) -> Vec<Finding> {

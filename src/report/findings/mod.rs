@@ -45,6 +45,8 @@ pub enum Kind {
     /// What the kernel's TCP counters say: a listen queue that
     /// overflowed, other traffic beside the runs.
     Kernel,
+    /// A target that burned CPU while another was measured.
+    BusyIdle,
     /// A defect the check before the runs found in a target.
     Defect,
     /// Nothing can be concluded, and why.

@@ -74,6 +74,10 @@ pub enum Status {
     /// figures measure the pair, not the server.
     #[serde(rename = "cpu-saturated")]
     CpuSaturated,
+    /// Another target burned CPU while a run of this one was measured:
+    /// the run had less of the machine than it should have.
+    #[serde(rename = "disturbed")]
+    Disturbed,
     /// The repeats disagree (CV of requests/s above 10 %).
     #[serde(rename = "noisy")]
     Noisy,
@@ -94,6 +98,7 @@ impl Status {
             Status::Non2xx => "non-2xx",
             Status::ClientBound => "client-bound",
             Status::CpuSaturated => "cpu-saturated",
+            Status::Disturbed => "disturbed",
             Status::Noisy => "noisy",
             Status::Violations => "violations",
             Status::Ok => "ok",
@@ -220,6 +225,9 @@ crate::with_run_config! {
     /// the runs where they were more than noise: other programs' traffic
     /// in the namespace during the runs.
     pub tcp_other_opens: Option<u64>,
+    /// A run was measured while another target burned CPU with no load of
+    /// its own (raw.csv's `disturbed_by`).
+    pub disturbed: bool,
 }
 }
 
@@ -329,6 +337,7 @@ impl SummaryRow {
                 r.tcp_active_opens?;
                 Some(other_opens(r.tcp_active_opens, r.connections_opened?).unwrap_or(0))
             }),
+            disturbed: g.runs.iter().any(|r| r.disturbed_by.is_some()),
             ..SummaryRow::default()
         };
         row.set_run_config(&g.key);
@@ -345,6 +354,7 @@ impl SummaryRow {
             (self.non_2xx > 0, Status::Non2xx),
             (self.client_bound, Status::ClientBound),
             (self.cpu_saturated, Status::CpuSaturated),
+            (self.disturbed, Status::Disturbed),
             (self.noisy, Status::Noisy),
             (self.violations.is_some_and(|v| v > 0), Status::Violations),
         ]

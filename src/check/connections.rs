@@ -119,9 +119,17 @@ fn http10_close(s: &Subject) -> Finding {
     );
     let sent = format!("GET {} HTTP/1.0", p.path);
     match (&t.end, t.answers.first()) {
-        (End::Closed | End::Reset, _) => {
+        (End::Closed | End::Reset, Some(_)) => {
             Finding::pass(ID, format!("{sent}: closed after the answer"))
         }
+        // No answer to judge the close by; ab speaks HTTP/1.0, so say so.
+        (End::Closed | End::Reset, None) => Finding::skip(
+            ID,
+            format!(
+                "{sent}: the connection closed without a whole answer ({}), so ab, which sends HTTP/1.0, gets none either",
+                t.shown()
+            ),
+        ),
         (End::Open, Some(a)) => Finding::found(
             ID,
             format!(

@@ -27,7 +27,8 @@ pub struct CheckArgs {
     /// http:// URL. Only loopback addresses.
     #[arg(value_name = "TARGET")]
     pub target: String,
-    /// The resource the checks ask for (a `url:` target's own path wins).
+    /// The resource the checks ask for (a `url:` target's own path wins,
+    /// unless it is just `/`).
     #[arg(long, default_value = "/")]
     pub path: String,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -136,7 +137,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
     })?;
     let url = HttpUrl::parse(&running.base).map_err(|e| usage(e.to_string()))?;
     let canary = plant_canary(&spec, scratch.path())?;
-    let path = spec.own_path().unwrap_or(&args.path).to_string();
+    // A URL with no path of its own (`http://host:port`) reads as `/`:
+    // --path then says which resource to check.
+    let path = match spec.own_path() {
+        Some(own) if own != "/" => own,
+        _ => &args.path,
+    }
+    .to_string();
     let target = Target {
         name: spec.to_string(),
         probe: Probe {

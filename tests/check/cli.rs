@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::support::check_json;
 use crate::common::tls::TlsNginx;
-use crate::common::{descendants, loadlab_bin, send_signal, wait_until};
+use crate::common::{descendants, loadlab_bin, send_signal, wait_until, TestServer};
 
 /// `loadlab check ARGS`: exit code and stderr.
 fn check(args: &[&str]) -> (i32, String, String) {
@@ -199,4 +199,27 @@ fn the_readme_excerpt_is_what_check_prints() {
         "{tally}"
     );
     assert!(excerpt.contains("20 pass, 1 warn, 3 fail, 1 skip"));
+}
+
+/// A bare URL (no path of its own) is checked at `--path`; a URL with a
+/// path keeps its own.
+#[test]
+fn a_bare_url_is_checked_at_path() {
+    let server = TestServer::start("event-loop", &[]);
+    let bare = server.url("").trim_end_matches('/').to_string();
+    let only = ["--only", "bytes-after-body"];
+    let c = check_json(&bare, &[&only[..], &["--path", "/500B.html"]].concat(), &[]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.evidence("bytes-after-body").contains("/500B.html"),
+        "{}",
+        c.doc
+    );
+    let own = server.url("/index.html");
+    let c = check_json(&own, &[&only[..], &["--path", "/500B.html"]].concat(), &[]);
+    assert!(
+        c.evidence("bytes-after-body").contains("/index.html"),
+        "{}",
+        c.doc
+    );
 }

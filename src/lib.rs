@@ -11,11 +11,13 @@
 //! results  proc  net      shared ground: run records and registries, child processes, URLs
 //! http                    sans-IO HTTP/1.1
 //! sys                     a leaf every module may use: cores, rlimit, civil time
+//! stats                   a leaf below the jobs: intervals, ratios, ranking
 //! ```
 //!
 //! Allowed edges, anything else is forbidden: `lab` -> bench, check, server
-//! (the embedded docroot and listen constants only), results, proc, net, http;
-//! `stress` -> results, proc, net, http; `report` -> results; `bench` ->
+//! (the embedded docroot and listen constants only), results, proc, net, http,
+//! stats;
+//! `stress` -> results, proc, net, http; `report` -> results, stats; `bench` ->
 //! net, http; `check` -> results, proc, net, http; `server` -> http,
 //! results; `results`, `net` -> http; `proc` -> results, net, http (it
 //! starts targets: the model registry, URLs).
@@ -33,5 +35,6 @@ pub mod proc;
 pub mod report;
 pub mod results;
 pub mod server;
+pub mod stats;
 pub mod stress;
 pub mod sys;

@@ -18,18 +18,19 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "lab",
         &[
-            "bench", "check", "server", "results", "proc", "net", "http", "sys",
+            "bench", "check", "server", "results", "proc", "net", "http", "stats", "sys",
         ],
     ),
     ("stress", &["results", "proc", "net", "http", "sys"]),
     ("check", &["results", "proc", "net", "http", "sys"]),
-    ("report", &["results", "sys"]),
+    ("report", &["results", "stats", "sys"]),
     ("bench", &["net", "http", "sys"]),
     ("server", &["http", "results", "sys"]),
     ("results", &["http", "sys"]),
     ("proc", &["results", "net", "http", "sys"]),
     ("net", &["http", "sys"]),
     ("http", &["sys"]),
+    ("stats", &[]),
     ("sys", &[]),
 ];
 

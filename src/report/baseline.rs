@@ -2,7 +2,7 @@
 //! configurations a given configuration is compared with, and which cell
 //! without slow clients a cell beside them is paired with. Pure functions
 //! of target labels and run configurations; the ratios themselves are
-//! `stats::paired_ratio` over the rounds.
+//! `stats::ratio::paired` over the rounds.
 
 use crate::results::config::RunConfig;
 use crate::results::slow::SlowAttack;

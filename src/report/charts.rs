@@ -6,11 +6,11 @@
 
 use super::axis::{wants_log_x, wants_log_y};
 use super::plot::{self, ChartSpec, Panel, Point, Series};
-use super::stats::Interval;
 use super::summary::{Group, SweepSummary, Varies};
 use super::sweep_tables::{of_experiment, on_off, slug};
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
+use crate::stats::Interval;
 
 /// A rendered chart: its file under charts/ and its SVG text.
 #[derive(Debug, Clone)]

@@ -15,7 +15,6 @@ pub mod num;
 pub mod page;
 pub mod plot;
 pub mod slow;
-pub mod stats;
 pub mod stress;
 pub mod stress_charts;
 pub mod stress_findings;

@@ -13,11 +13,11 @@ pub mod defects;
 mod evidence;
 
 use super::num::fixed;
-use super::stats::paired_ratio;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
 use crate::results::config::RunConfig;
 use crate::results::raw::Machine;
 use crate::results::sweep_info::SweepInfo;
+use crate::stats::ratio::paired as paired_ratio;
 
 /// What a sentence is about; tests and pages may pick by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use super::{FailedRun, Group, SummaryRow, SweepSummary};
 use crate::report::baseline;
-use crate::report::stats::paired_ratio;
 use crate::results::config::RunConfig;
 use crate::results::raw::RawRow;
+use crate::stats::ratio::paired as paired_ratio;
 
 /// Groups the raw rows, with the baseline chosen by the default rule
 /// (nginx when present, else the first target).

@@ -7,9 +7,9 @@
 
 use serde::Serialize;
 
-use super::stats::Interval;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
+use crate::stats::Interval;
 use crate::sys::tcp::other_opens;
 
 mod group;

@@ -1,8 +1,5 @@
-//! The statistics of repeats: a mean with its 95 % confidence interval
-//! (Student's t over the repeats), the coefficient of variation, and
-//! paired per-round ratios against a baseline. Pure functions of numbers.
-
-use std::collections::BTreeMap;
+//! A mean over repeats with its 95 % confidence interval (Student's t),
+//! and the coefficient of variation that says the repeats disagree.
 
 /// A cell's repeats disagree when their coefficient of variation is above
 /// this: the cell is flagged `noisy`.
@@ -110,27 +107,6 @@ impl Interval {
     pub fn holds_one(&self) -> bool {
         self.contains(1.0)
     }
-
-    /// The two intervals do not overlap.
-    pub fn clearly_apart(&self, other: &Interval) -> bool {
-        self.high() < other.low() || other.high() < self.low()
-    }
-}
-
-/// Ratios `value / baseline` of the rounds both were measured in, as an
-/// interval over the rounds: pairing by round takes out the drift that
-/// moves every target of one round together. `None` when no round has
-/// both (or the baseline measured 0 in every shared round).
-pub fn paired_ratio(value: &[(u64, f64)], baseline: &[(u64, f64)]) -> Option<Interval> {
-    let base: BTreeMap<u64, f64> = baseline.iter().copied().collect();
-    let ratios: Vec<f64> = value
-        .iter()
-        .filter_map(|(round, v)| {
-            let b = *base.get(round)?;
-            (b > 0.0).then_some(v / b)
-        })
-        .collect();
-    (!ratios.is_empty()).then(|| Interval::of(&ratios))
 }
 
 #[cfg(test)]
@@ -157,16 +133,5 @@ mod tests {
         assert!((lo - (12.0 - i.half)).abs() < 1e-12 && (hi - (12.0 + i.half)).abs() < 1e-12);
         assert!(Interval::of(&[0.9, 1.1]).holds_one());
         assert!(!Interval::of(&[1.2, 1.3, 1.25]).holds_one());
-    }
-
-    #[test]
-    fn ratios_pair_rounds() {
-        let a = [(1, 200.0), (2, 100.0), (3, 300.0)];
-        let b = [(1, 100.0), (2, 50.0), (4, 1.0)];
-        let r = paired_ratio(&a, &b).expect("two shared rounds");
-        assert_eq!(r.n, 2);
-        assert_eq!(r.mean, 2.0);
-        assert_eq!(r.sd, 0.0);
-        assert!(paired_ratio(&a, &[(9, 1.0)]).is_none());
     }
 }

@@ -292,7 +292,10 @@ fn report_of_e1_without_machine_json() {
 /// every run of this plan is in its raw.csv, so the sweep resumes into
 /// nothing, starts no target and prints the table of what raw.csv holds.
 // model subset: the plan that recorded the fixture.
-const SWEEP_PLAN: [&str; 18] = [
+const SWEEP_PLAN: [&str; 20] = [
+    // The fixture was measured before CPUs were split by default.
+    "--cpus",
+    "all",
     "--target",
     "model:event-loop",
     "--target",

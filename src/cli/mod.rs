@@ -5,6 +5,7 @@
 mod bench;
 mod bench_ab;
 mod check;
+mod cpus;
 mod default_run;
 mod emit_args;
 pub mod exit;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args};
 
+use super::cpus::{self, parse_cpus, CpuCount};
 use super::fail_on::{self, Conditions};
 use super::sweep_progress::{say, SweepProgress};
 use super::values::{parse_duration, UsageError};
@@ -16,7 +17,6 @@ use crate::lab::execute::{self, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
 use crate::lab::shards::{self, ShardPlan};
-use crate::proc::affinity;
 use crate::proc::go::{self, find_go};
 use crate::proc::target::TargetSpec;
 use crate::results::presets::{Preset, PresetKind};
@@ -63,9 +63,15 @@ pub struct SweepArgs {
     /// Worker counts for the targets (a dimension).
     #[arg(long, value_delimiter = ',')]
     pub workers: Vec<usize>,
-    /// Restrict the target to this many cores (a dimension).
-    #[arg(long, value_delimiter = ',')]
-    pub cpus: Vec<usize>,
+    /// Restrict the target to its first N CPUs, or `all` (a dimension).
+    /// Default: half the CPUs loadlab may use, the load generator on the
+    /// rest, so neither measures the other's CPU time.
+    #[arg(long, value_delimiter = ',', value_parser = parse_cpus, value_name = "N|all")]
+    pub cpus: Vec<CpuCount>,
+    /// Put the load generator on the last N CPUs (default: every CPU the
+    /// target was not given); refused when it would share one with it.
+    #[arg(long, value_name = "N")]
+    pub client_cpus: Option<usize>,
     /// Slow clients held beside the measured client in each cell: none,
     /// header (slowloris), body, read, or a list, e.g. none,header,body,read
     /// (a dimension; the none cell is what the others are compared with).
@@ -103,7 +109,8 @@ pub struct SweepArgs {
     /// run (the check takes about a second per target; see docs/check.md).
     #[arg(long)]
     pub no_check: bool,
-    /// Load-generator threads (default: one per core).
+    /// Load-generator threads (default: one per CPU the load generator
+    /// has).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Apply each cell's load as N shards, merged exactly before its row
@@ -243,14 +250,7 @@ impl SweepArgs {
             }
             plan.workers = self.workers.iter().map(|&w| Some(w)).collect();
         }
-        if !self.cpus.is_empty() {
-            // The first N of the CPUs loadlab may use, so N cannot exceed
-            // how many it may use.
-            for &c in &self.cpus {
-                affinity::first_allowed(c).map_err(usage)?;
-            }
-            plan.cpus = self.cpus.iter().map(|&c| Some(c)).collect();
-        }
+        cpus::apply(&mut plan, &self.cpus, self.client_cpus)?;
         self.slow_into(&mut plan)?;
         if let Some(r) = self.repeat {
             if r == 0 {

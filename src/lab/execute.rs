@@ -132,6 +132,7 @@ pub fn run(
         backlog: crate::server::LISTEN_BACKLOG,
     };
     match start_all(
+        plan,
         &schedule,
         &ctx,
         &mut journal,
@@ -405,6 +406,7 @@ type Started = Option<(Running, Placement)>;
 /// ends. A target that does not start is recorded once and its runs are
 /// dropped. None when Ctrl-C came while one started.
 fn start_all(
+    plan: &SweepPlan,
     schedule: &Schedule,
     ctx: &StartContext,
     journal: &mut Journal,
@@ -419,7 +421,7 @@ fn start_all(
         }
         match Running::start(inst.spec, ctx, inst.workers, inst.cpus, stop) {
             Ok(r) => {
-                let (place, note) = Placement::of(inst);
+                let (place, note) = Placement::of(inst, plan.client_cpus);
                 if let Some(note) = note.filter(|n| !notes.contains(n)) {
                     on_event(SweepEvent::Note(&note));
                     notes.push(note);

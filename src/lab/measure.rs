@@ -58,7 +58,7 @@ impl Placement {
     /// The load generator goes to the allowed CPUs a `--cpus N` server
     /// was not given; with none left it shares the server's, unpinned.
     /// The note says which, for the user and sweep.json.
-    pub fn of(inst: &Instance) -> (Placement, Option<String>) {
+    pub fn of(inst: &Instance, client_cpus: Option<usize>) -> (Placement, Option<String>) {
         let allowed = affinity::allowed_cpus();
         let Some(n) = inst.cpus.filter(|_| inst.spec.started_here()) else {
             let all = Placement {
@@ -68,7 +68,10 @@ impl Placement {
             return (all, None);
         };
         let server = affinity::first_allowed(n).unwrap_or_else(|_| allowed.clone());
-        let others = affinity::others_than_first(n);
+        let others = match client_cpus {
+            Some(k) => affinity::last_allowed(k),
+            None => affinity::others_than_first(n),
+        };
         if others.is_empty() {
             let note = format!(
                 "--cpus {n} leaves no other CPU for the load generator: it shares CPU {} with the server, unpinned",
@@ -84,7 +87,8 @@ impl Placement {
             );
         }
         let note = format!(
-            "--cpus {n}: the server runs on CPU {}, the load generator on CPU {}",
+            "CPUs split (--cpus {n}{}): the server runs on CPU {}, the load generator on CPU {}",
+            client_cpus.map_or(String::new(), |k| format!(", --client-cpus {k}")),
             list_text(&server),
             list_text(&others)
         );
@@ -137,7 +141,13 @@ pub fn measure(
             Load::Requests(_) => None,
         },
         concurrency: c,
-        threads: plan.threads.unwrap_or_else(crate::sys::cores),
+        // One load thread per CPU the load generator was given.
+        threads: plan.threads.unwrap_or_else(|| {
+            place
+                .client
+                .as_ref()
+                .map_or_else(crate::sys::cores, Vec::len)
+        }),
         timeout: plan.timeout,
         // TLS at its defaults: verified against the system roots or
         // SSL_CERT_FILE.

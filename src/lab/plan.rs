@@ -54,8 +54,15 @@ pub struct SweepPlan {
     pub paths: Vec<String>,
     /// None = the target's own default.
     pub workers: Vec<Option<usize>>,
-    /// None = not restricted.
+    /// None = not restricted. By default half the CPUs loadlab may use
+    /// (`affinity::default_split`), the load generator on the others.
     pub cpus: Vec<Option<usize>>,
+    /// `cpus` was asked for (flag or preset), not the default split: a
+    /// target it cannot apply to is then worth a note.
+    pub cpus_asked: bool,
+    /// `--client-cpus N`: the load generator on the last N CPUs (None:
+    /// every CPU the target was not given).
+    pub client_cpus: Option<usize>,
     /// Slow-client conditions each cell is measured under (`none` alone
     /// for a plain sweep); the none cell is what the others are paired
     /// with.
@@ -82,7 +89,7 @@ pub struct SweepPlan {
     /// Check each target's framing and connections briefly before its
     /// first run (`--no-check` turns it off).
     pub check: bool,
-    /// Load-generator threads (None: one per core); per shard with
+    /// Load-generator threads (None: one per client CPU); per shard with
     /// `shards` (None: each shard's default).
     pub threads: Option<usize>,
     /// Each cell's load as shards through a launcher (`--shards`); None:
@@ -338,11 +345,12 @@ fn applicable(
     spec: &TargetSpec,
     notes: &mut Vec<String>,
 ) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
-    let mut only_if = |applies: bool, values: &[Option<usize>], note: String| {
+    // The default split is not worth a note where it cannot apply.
+    let mut only_if = |applies: bool, values: &[Option<usize>], asked: bool, note: String| {
         if applies {
             return values.to_vec();
         }
-        if values.iter().any(Option::is_some) {
+        if values.iter().any(Option::is_some) && asked {
             notes.push(note);
         }
         vec![None]
@@ -350,11 +358,13 @@ fn applicable(
     let cpus = only_if(
         spec.started_here(),
         &plan.cpus,
+        plan.cpus_asked,
         format!("--cpus does not apply to {spec} (loadlab does not start it): it runs unrestricted, once"),
     );
     let workers = only_if(
         spec.takes_workers(),
         &plan.workers,
+        true,
         format!("--workers does not apply to {spec}: it runs as it was started, once"),
     );
     (workers, cpus)

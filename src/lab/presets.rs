@@ -59,7 +59,9 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         keepalive: vec![false],
         paths: vec!["/500B.html".into()],
         workers: vec![None],
-        cpus: vec![None],
+        cpus: vec![crate::proc::affinity::default_split()],
+        cpus_asked: false,
+        client_cpus: None,
         slow: vec![SlowAttack::None],
         slow_conns: 0,
         repeat: REPEATS,
@@ -154,6 +156,7 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
                 .filter(|&c| c <= allowed)
                 .map(Some)
                 .collect();
+            p.cpus_asked = true;
             p.concurrency = vec![200];
             p.loads = vec![Load::Requests(if quick { 1000 } else { 5000 })];
             p.paths = vec!["/index.html".into()];

@@ -80,6 +80,21 @@ pub fn others_than_first(n: usize) -> Vec<usize> {
     allowed_cpus().into_iter().skip(n).collect()
 }
 
+/// The target's CPU count when none is given: half of the CPUs loadlab
+/// may use (at least one), so client and server each have their own; None
+/// (share them all) with a single CPU.
+pub fn default_split() -> Option<usize> {
+    let n = allowed_cpus().len();
+    (n >= 2).then_some(n / 2)
+}
+
+/// The last `n` of the CPUs this process may use: where `--client-cpus`
+/// puts the load generator.
+pub fn last_allowed(n: usize) -> Vec<usize> {
+    let allowed = allowed_cpus();
+    allowed[allowed.len().saturating_sub(n)..].to_vec()
+}
+
 /// The calling thread's CPU mask before `pin_current_thread`, put back
 /// when dropped.
 #[derive(Debug)]

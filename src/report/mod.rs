@@ -212,6 +212,23 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         .as_ref()
         .map(|i| i.diagnoses.as_slice())
         .unwrap_or_default();
+    // What the sweep said of its CPU split (the lab words these notes).
+    let split = inputs.info.as_ref().map(|i| {
+        let said: Vec<&str> = i
+            .notes
+            .iter()
+            .filter(|n| {
+                n.starts_with("CPUs split")
+                    || n.starts_with("--cpus ") && n.contains("load generator")
+            })
+            .map(String::as_str)
+            .collect();
+        if said.is_empty() {
+            "CPUs: the load generator and the targets shared every CPU.".to_string()
+        } else {
+            format!("CPUs: {}.", said.join("; "))
+        }
+    });
     let doc = page::Doc {
         raw: &inputs.raw,
         machine: m,
@@ -220,6 +237,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         findings,
         command: command.as_deref(),
         checked,
+        split: split.as_deref(),
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

@@ -112,6 +112,9 @@ pub struct Doc<'a> {
     pub command: Option<&'a str>,
     /// What the check before the runs found of each target.
     pub checked: &'a [Diagnosis],
+    /// How the CPUs were split between targets and load generator, from
+    /// sweep.json's notes; None without sweep.json.
+    pub split: Option<&'a str>,
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -125,11 +128,15 @@ pub fn markdown(d: &Doc) -> String {
         findings,
         command,
         checked,
+        split,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&targets::markdown(checked));
     o.push_str(&findings_markdown(findings));
     o.push_str(&format!("{}\n\n", counts(raw)));
+    if let Some(split) = split {
+        o.push_str(&format!("{split}\n\n"));
+    }
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_markdown(2));
@@ -281,12 +288,16 @@ pub fn html(d: &Doc) -> String {
         findings,
         command,
         checked,
+        split,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
     o.push_str(&targets::html(checked));
     o.push_str(&findings_html(findings));
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
+    if let Some(split) = split {
+        o.push_str(&format!("<p>{}</p>\n", esc(split)));
+    }
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_html(2));

@@ -171,10 +171,9 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
             "model:event-loop",
             "-T",
             &python,
-            "--threads",
-            "1",
-            "--cpus",
-            "1",
+            // No --cpus, no --threads: the default split gives the server
+            // the first half of the CPUs, the load generator the rest and
+            // one thread per CPU it has.
             "--keepalive",
             "on",
             "--concurrency",
@@ -188,12 +187,19 @@ fn client_bound_is_flagged_for_a_fast_server_and_not_for_a_slow_one() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("--cpus 1: the server runs on CPU")
+        stderr.contains("CPUs split (--cpus 1): the server runs on CPU")
             && stderr.contains("the load generator on CPU"),
         "{stderr}"
     );
     let rows = raw::read(&out).unwrap();
     ok_rows(&rows);
+    let half = loadlab::proc::affinity::allowed_cpus().len() as u64 / 2;
+    assert!(rows.iter().all(|r| r.cpus == half), "{rows:#?}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains("CPUs: CPUs split (--cpus "),
+        "the report states the split"
+    );
     let of = |t: &str| -> Vec<&RawRow> { rows.iter().filter(|r| r.target == t).collect() };
     let busy =
         |rs: &[&RawRow]| -> Vec<f64> { rs.iter().map(|r| r.client_thread_max_pct).collect() };

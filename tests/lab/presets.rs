@@ -279,6 +279,18 @@ fn every_preset_parses_and_bad_input_is_rejected() {
         &["-T", "model:event-loop", "--concurrency", "0"][..],
         &["-T", "model:event-loop", "--keepalive", "maybe"][..],
         &["-T", "model:event-loop", "--cpus", "999"][..],
+        &["-T", "model:event-loop", "--cpus", "half"][..],
+        &["-T", "model:event-loop", "--client-cpus", "999"][..],
+        &["-T", "model:event-loop", "--client-cpus", "0"][..],
+        // The target may use every CPU: a pinned client would share one.
+        &[
+            "-T",
+            "model:event-loop",
+            "--cpus",
+            "all",
+            "--client-cpus",
+            "1",
+        ][..],
         &["-T", "model:event-loop", "--timeout", "0"][..],
         &["-T", "model:event-loop", "--quick"][..],
         &["-T", "model:event-loop", "--baseline", "nginx"][..],
@@ -302,4 +314,32 @@ fn every_preset_parses_and_bad_input_is_rejected() {
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
         assert!(!dir.path().join("x").exists(), "{args:?} wrote results");
     }
+}
+
+/// `--client-cpus` that would share a CPU with the target is refused,
+/// naming both counts; one that fits is taken.
+#[test]
+fn client_cpus_never_overlap_the_target_s() {
+    let n = loadlab::proc::affinity::allowed_cpus().len();
+    let dir = tempfile::tempdir().unwrap();
+    let over = n.to_string();
+    let (_, stderr, code) = sweep(
+        &[
+            "-T",
+            "model:event-loop",
+            "--cpus",
+            "1",
+            "--client-cpus",
+            &over,
+        ],
+        &dir.path().join("x"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--client-cpus {n} overlaps the target's CPUs (--cpus 1)"
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("x").exists());
 }

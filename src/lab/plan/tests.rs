@@ -19,6 +19,8 @@ fn plan() -> SweepPlan {
         paths: vec!["/".into()],
         workers: vec![None],
         cpus: vec![None],
+        cpus_asked: false,
+        client_cpus: None,
         slow: vec![SlowAttack::None],
         slow_conns: 0,
         repeat: 2,

@@ -65,6 +65,12 @@ fn spawned_and_url_runs_match_the_checked_in_schema() {
     .unwrap();
     assert_eq!(doc["schema"], schema["properties"]["schema"]["const"]);
     assert_eq!(doc["rows"].as_array().unwrap().len(), 8);
+    // By default the servers get the first half of the CPUs, the
+    // clients the rest, and the notes say so.
+    if loadlab::proc::affinity::allowed_cpus().len() >= 2 {
+        let notes = doc["notes"].to_string();
+        assert!(notes.contains("CPUs split (--cpus "), "{notes}");
+    }
     // Each server was checked before its first cell, and passed.
     let diagnoses = doc["diagnoses"].as_array().unwrap();
     let labels: Vec<&str> = diagnoses

@@ -81,6 +81,11 @@ pub struct StressArgs {
     /// cell).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Restrict the servers stress starts to their first N CPUs, or `all`;
+    /// its clients run on the others. Default: half the CPUs loadlab may
+    /// use (no effect with --url, whose server is not stress's).
+    #[arg(long, value_name = "N|all", value_parser = super::cpus::parse_cpus)]
+    pub cpus: Option<super::cpus::CpuCount>,
     /// Skip the check of each server's framing and connections before its
     /// first cell (`loadlab check --quick`, at most 1 s a server).
     #[arg(long)]
@@ -156,11 +161,19 @@ impl StressArgs {
                 Target::Url { url, endpoint }
             }
         };
+        let cpus = match self.cpus {
+            Some(c) => c.0,
+            None => crate::proc::affinity::default_split(),
+        };
+        if let Some(n) = cpus {
+            crate::proc::affinity::first_allowed(n).map_err(UsageError)?;
+        }
         Ok(StressConfig {
             matrix: m,
             target,
             timeout,
             scratch: self.scratch,
+            cpus,
         })
     }
 }
@@ -309,6 +322,7 @@ pub fn run_preset(preset: Preset, quick: bool, quiet: bool, out: PathBuf) -> any
         quick,
         quiet,
         no_check: false,
+        cpus: None,
     })
 }
 

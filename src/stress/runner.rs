@@ -19,6 +19,7 @@ use super::outcome::{failed, row, Outcome};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
 use crate::net::url::HttpUrl;
+use crate::proc::affinity;
 use crate::results::diagnosis::Diagnosis;
 use crate::results::models::Model;
 use crate::results::stress::{StressReport, StressRow, SCHEMA};
@@ -47,6 +48,9 @@ pub struct StressConfig {
     /// Where the run makes its scratch directory (spawned servers' upload
     /// directories); None: the system's temporary directory.
     pub scratch: Option<PathBuf>,
+    /// The CPUs the servers stress starts are restricted to (their first
+    /// N), its clients on the others; None: all shared.
+    pub cpus: Option<usize>,
 }
 
 /// What a stress run tells its caller as it goes (the CLI draws a
@@ -120,6 +124,8 @@ pub fn run(
     let closed = match &cfg.target {
         Target::Spawn => {
             let scratch = Scratch::create(cfg.scratch.as_deref())?;
+            // Client threads start from this one and inherit its mask.
+            let _pinned = run.split_cpus();
             for &model in &m.models {
                 for &workers in m.server_workers.iter().take_while(|_| !stop()) {
                     run.with_spawned(scratch.path(), model, workers, on_event);
@@ -194,7 +200,7 @@ impl Run<'_> {
         let dir = scratch.join(format!("files-{tag}"));
         // The largest file plus room, so the limit never decides a cell.
         let max_upload = self.cfg.matrix.max_size().saturating_add(1 << 20);
-        let server = match SpawnedServer::start(model, workers, &dir, max_upload) {
+        let server = match SpawnedServer::start(model, workers, &dir, max_upload, self.cfg.cpus) {
             Ok(s) => s,
             Err(e) => {
                 let why = format!("{e:#}");
@@ -221,6 +227,29 @@ impl Run<'_> {
         self.leftover_temp_files += temps;
         self.leftover_files += others;
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Pins this thread (and so every client thread it starts) to the CPUs
+    /// the servers were not given, and says how the CPUs were split; None
+    /// when nothing is split.
+    fn split_cpus(&mut self) -> Option<affinity::PinnedThread> {
+        let n = self.cfg.cpus?;
+        let servers = affinity::first_allowed(n).ok()?;
+        let clients = affinity::others_than_first(n);
+        if clients.is_empty() {
+            self.notes.push(format!(
+                "--cpus {n} leaves no other CPU for the clients: they share CPU {} with the servers",
+                affinity::list_text(&servers)
+            ));
+            return None;
+        }
+        let pinned = affinity::pin_current_thread(&clients).ok()?;
+        self.notes.push(format!(
+            "CPUs split (--cpus {n}): the servers run on CPU {}, the clients on CPU {}",
+            affinity::list_text(&servers),
+            affinity::list_text(&clients)
+        ));
+        Some(pinned)
     }
 
     /// Checks a server before its first cell, when checks are on, and

@@ -44,6 +44,7 @@ impl SpawnedServer {
         workers: usize,
         files_dir: &Path,
         max_upload: u64,
+        cpus: Option<usize>,
     ) -> anyhow::Result<SpawnedServer> {
         std::fs::create_dir_all(files_dir)
             .with_context(|| format!("creating {}", files_dir.display()))?;
@@ -54,6 +55,9 @@ impl SpawnedServer {
             .arg(files_dir)
             .arg("--max-upload")
             .arg(max_upload.to_string());
+        if let Some(n) = cpus {
+            crate::proc::affinity::restrict(&mut cmd, n)?;
+        }
         let process = ChildServer::spawn(cmd, None, Stdio::piped(), STOP_TIMEOUT)
             .context("starting loadlab serve")?;
         let mut server = SpawnedServer {

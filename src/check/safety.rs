@@ -99,7 +99,7 @@ pub fn traversal(s: &Subject, out: &mut Vec<Finding>) {
     let aimed = if s.canary.is_some() {
         "a canary planted above the served directory and /etc/passwd"
     } else {
-        "/etc/passwd (no canary: loadlab does not know what this target serves)"
+        "/etc/passwd (no canary: this target serves no directory loadlab chose)"
     };
     out.push(Finding::pass(
         ID,

@@ -207,12 +207,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
 }
 
 /// A canary file above the served directory, for targets loadlab starts
-/// with that directory (built-in models, nginx, Go, and `cmd:` with
-/// `{root}`).
+/// serving that directory from disk (nginx, Go, and `cmd:` with `{root}`).
+/// The built-in models serve files built into the binary, so a canary
+/// beside a directory they never read proves nothing: they, like `url:`
+/// targets, are probed for a body that looks like /etc/passwd.
 fn plant_canary(spec: &TargetSpec, scratch: &Path) -> anyhow::Result<Option<Canary>> {
     let serves_docroot = match spec {
         TargetSpec::Cmd { command } => command.contains("{root}"),
-        TargetSpec::Url { .. } => false,
+        TargetSpec::Url { .. } | TargetSpec::Model { .. } => false,
         _ => true,
     };
     if !serves_docroot {

@@ -24,6 +24,14 @@ fn holds(target: &str, env: &[(&str, &str)]) {
     assert!(c.with("warn").is_empty(), "{target}: {}", c.doc);
     assert!(c.with("skip").is_empty(), "{target}: {}", c.doc);
     assert_eq!(c.verdicts().len(), 25, "{target}: every check ran");
+    // nginx and Go serve a directory loadlab chose, with a canary above
+    // it; the models serve built-in files, so they get none.
+    let aimed = c.evidence("path-traversal");
+    assert_eq!(
+        aimed.contains("canary planted"),
+        !target.starts_with("model:"),
+        "{target}: {aimed}"
+    );
     assert_eq!(
         c.code,
         if want.is_empty() { 0 } else { 3 },

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+mod cost;
 pub mod defects;
 mod evidence;
 
@@ -23,6 +24,9 @@ use crate::stats::ratio::paired as paired_ratio;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
+    /// Server CPU per request, cheapest first, in groups that cannot be
+    /// told apart.
+    Cost,
     /// Which target leads at one concurrency, or no clear difference.
     Lead,
     /// Where requests/s stops rising beyond its interval.
@@ -75,9 +79,13 @@ pub fn findings(
         .zip(&s.rows)
         .map(|(g, r)| Cell { g, r })
         .collect();
-    let mut out = leads(&cells, &words);
-    out.extend(knees(&cells, &words));
-    let concluded = !out.is_empty();
+    // What is decided leads: the cost ranking, then who serves most.
+    let (mut out, cost_decided) = cost::rankings(&cells, &words);
+    let leads = leads(&cells, &words);
+    let knees = knees(&cells, &words);
+    let concluded = cost_decided || !leads.is_empty() || !knees.is_empty();
+    out.extend(leads);
+    out.extend(knees);
     // A defect explains the numbers: it goes first, but concludes nothing.
     out.splice(
         0..0,

@@ -60,7 +60,8 @@ fn a_clear_leader_is_named_with_its_paired_ratio() {
     let mut raw = rounds("nginx", 10, 20_000.0, 100.0, 1.0);
     raw.extend(rounds("model:event-loop", 10, 10_000.0, 100.0, 1.0));
     let f = of(&raw);
-    assert_eq!(kinds(&f), [Kind::Lead]);
+    // nginx answered twice as many for the same CPU: half the cost.
+    assert_eq!(kinds(&f), [Kind::Cost, Kind::Lead]);
     let t = text(&f, Kind::Lead);
     assert!(
         t.starts_with("At c=10: nginx leads with 20000 ± 248 requests/s, 2.00× model:event-loop"),
@@ -258,4 +259,40 @@ fn settings_name_only_the_dimensions_that_vary() {
         leads[1].starts_with("At keep-alive on, c=1: b leads"),
         "{leads:?}"
     );
+}
+
+/// Cost per request `cost` µs in each of three rounds, spread by
+/// ±`spread`, with the same drift in every target's round 2.
+fn costly(target: &str, cost: f64, spread: f64) -> Vec<RawRow> {
+    [(1, -spread), (2, 0.0), (3, spread)]
+        .into_iter()
+        .map(|(round, d)| {
+            let mut r = run(target, 50, true, round, 10_000.0, 1.0);
+            // Round 2 ran on a slower host: every target's cost rose 30 %.
+            let drift = if round == 2 { 1.3 } else { 1.0 };
+            r.server_cpu_ms = (cost + d) * drift * r.complete as f64 / 1000.0;
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn cost_ranks_cheapest_first_in_groups_its_intervals_decide() {
+    let mut raw = costly("el", 11.2, 0.1);
+    // Its noise runs against el's, so their per-round ratio straddles 1.
+    raw.extend(costly("uring", 11.3, -0.1));
+    raw.extend(costly("pool", 35.0, 0.5));
+    let f = of(&raw);
+    let t = text(&f, Kind::Cost);
+    assert!(
+        t.starts_with("At c=50: server CPU per request (µs), cheapest first: el "),
+        "{t}"
+    );
+    // el and uring are 1 % apart: not decided; pool is three times dearer.
+    assert!(t.contains("el ") && t.contains(" ≈ uring "), "{t}");
+    // Round 2's drift widens each target's own interval; the paired
+    // ratios still decide.
+    assert!(t.contains(", then pool "), "{t}");
+    assert_eq!(f[0].kind, Kind::Cost, "the decided ranking leads: {f:#?}");
+    assert!(!kinds(&f).contains(&Kind::Nothing), "{f:#?}");
 }

@@ -11,6 +11,7 @@ mod go;
 mod measurement;
 mod outputs;
 mod presets;
+mod rates;
 mod shards;
 mod slow;
 pub mod support;

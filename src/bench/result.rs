@@ -14,9 +14,7 @@ use super::shard::ShardInfo;
 use super::stats::Stats;
 use super::ClientTime;
 
-/// Open loop: an achieved rate below this share of `--rate` is warned
-/// about, because the latencies then describe a lighter load than asked.
-pub const RATE_KEPT: f64 = 0.95;
+pub use crate::stats::RATE_KEPT;
 
 /// What the run was asked to do, as reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,7 +119,7 @@ impl BenchResult {
     /// when it achieved less than [`RATE_KEPT`] of `--rate`.
     pub fn rate_shortfall(&self) -> Option<String> {
         let (rate, achieved) = (self.info.rate?, self.achieved_rate()?);
-        if achieved >= rate * RATE_KEPT {
+        if crate::stats::rate_kept(rate, achieved) {
             return None;
         }
         let missed = match self.stats.missed {

@@ -47,7 +47,7 @@ pub enum Command {
     Merge(merge::MergeArgs),
     /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
     #[command(allow_negative_numbers = true)]
-    Sweep(sweep::SweepArgs),
+    Sweep(Box<sweep::SweepArgs>),
     /// Re-render a results directory's summaries, charts and index.html from its raw.csv.
     Report(report::ReportArgs),
     /// Upload/download stress matrix against the file service (E2).
@@ -102,8 +102,8 @@ pub fn main() -> i32 {
         Some(Command::Bench(args)) => bench::run(*args),
         Some(Command::Merge(args)) => merge::run(args),
         Some(Command::Sweep(args)) => match matches.subcommand_matches("sweep") {
-            Some(given) => sweep::run(args, given),
-            None => sweep::run(args, &clap::ArgMatches::default()),
+            Some(given) => sweep::run(*args, given),
+            None => sweep::run(*args, &clap::ArgMatches::default()),
         },
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Stress(args)) => stress::run(args),

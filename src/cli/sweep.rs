@@ -12,7 +12,7 @@ use clap::{ArgMatches, Args};
 use super::cpus::{self, parse_cpus, CpuCount};
 use super::fail_on::{self, Conditions};
 use super::sweep_progress::{say, SweepProgress};
-use super::values::{parse_duration, UsageError};
+use super::values::{parse_duration, rate_list, UsageError};
 use crate::lab::execute::{self, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
@@ -48,6 +48,12 @@ pub struct SweepArgs {
     /// Concurrency levels, e.g. 1,10,100.
     #[arg(long, value_delimiter = ',')]
     pub concurrency: Vec<usize>,
+    /// Offered rates in requests/s, e.g. 5000,10000,20000 (a dimension):
+    /// open loop, as bench's --rate, latency counted from each request's
+    /// scheduled send time; --concurrency (default 50 with --rate) is the
+    /// connections that carry it.
+    #[arg(long, value_delimiter = ',', value_name = "PER_SECOND")]
+    pub rate: Vec<f64>,
     /// Requests per run (a list makes it a dimension).
     #[arg(long, value_delimiter = ',')]
     pub requests: Vec<u64>,
@@ -139,6 +145,11 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
+/// Connections per cell that carry an offered rate when --concurrency is
+/// not given: enough for tens of thousands of requests/s over loopback,
+/// few enough for any server that takes connections at all.
+pub const RATE_CONNECTIONS: usize = 50;
+
 fn parse_slow(s: &str) -> Result<SlowAttack, String> {
     s.parse()
 }
@@ -183,6 +194,11 @@ impl SweepArgs {
         }
         if !self.concurrency.is_empty() {
             plan.concurrency = self.concurrency.clone();
+        } else if !self.rate.is_empty() {
+            plan.concurrency = vec![RATE_CONNECTIONS];
+        }
+        if !self.rate.is_empty() {
+            plan.rates = rate_list(&self.rate).map_err(usage)?;
         }
         if plan.concurrency.contains(&0) {
             return Err(usage("--concurrency values must be at least 1"));
@@ -521,5 +537,19 @@ mod tests {
             );
         }
         assert!(parse_slow("slowloris").unwrap_err().contains("'slowloris'"));
+    }
+
+    #[test]
+    fn rates_are_a_dimension_carried_by_50_connections_unless_told() {
+        let args = |concurrency: Vec<usize>| SweepArgs {
+            targets: vec!["model:event-loop".into()],
+            rate: vec![2000.0, 1000.0],
+            concurrency,
+            ..SweepArgs::default()
+        };
+        let (p, _, _) = args(vec![]).into_plan().unwrap();
+        assert_eq!(p.concurrency, [RATE_CONNECTIONS]);
+        assert_eq!(p.rates, [Some(1000.0), Some(2000.0)]);
+        assert_eq!(args(vec![8]).into_plan().unwrap().0.concurrency, [8]);
     }
 }

@@ -69,8 +69,9 @@ impl SweepProgress {
             }
             SweepEvent::Run(row) => {
                 self.done += 1;
+                let rate = row.rate.map_or(String::new(), |r| format!(" rate={r}/s"));
                 let what = format!(
-                    "{} {} c={} ka={} r{}{}",
+                    "{} {}{rate} c={} ka={} r{}{}",
                     row.target,
                     row.path,
                     row.concurrency,
@@ -121,6 +122,13 @@ impl SweepProgress {
         };
         let (client, saturated) = (count(|r| r.client_bound), count(|r| r.cpu_saturated));
         let runs = count(|_| true);
+        let short = count(RawRow::rate_short);
+        if short > 0 {
+            self.note(&format!(
+                "{short} of {runs} runs were rate-short: under {:.0} % of the offered rate went out, so their latencies describe a lighter load than asked",
+                crate::stats::RATE_KEPT * 100.0
+            ));
+        }
         if client > 0 {
             self.note(&format!(
                 "{client} of {runs} runs were client-bound: a load thread was busy 90 % of the run, so the client, not the server, set the rate (give more --threads, split the CPUs with --cpus, or load from another machine)"
@@ -137,6 +145,13 @@ impl SweepProgress {
 /// The flags of a run for a progress line: " [client-bound]" and the like.
 fn flags(row: &RawRow) -> String {
     let mut f = Vec::new();
+    if row.rate_short() {
+        f.push(format!(
+            "rate-short: {:.0} of {} requests/s",
+            row.achieved_rate.unwrap_or(0.0),
+            row.rate.unwrap_or(0.0)
+        ));
+    }
     if row.client_bound {
         f.push("client-bound".to_string());
     }

@@ -1,4 +1,5 @@
-//! Parsers for flag values shared by the subcommands (durations, sizes).
+//! Parsers for flag values shared by the subcommands (durations, sizes,
+//! offered rates).
 
 use std::time::Duration;
 
@@ -58,6 +59,28 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("invalid size '{s}' (use e.g. 512, 64K, 10M, 1G)"))
 }
 
+/// `--rate` values as a sweep's dimension: each positive and within
+/// bench's limit, none twice, in increasing order (a latency curve reads
+/// left to right).
+pub fn rate_list(given: &[f64]) -> Result<Vec<Option<f64>>, String> {
+    let max = crate::bench::config::MAX_RATE;
+    let mut v: Vec<f64> = Vec::new();
+    for &r in given {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(format!("--rate {r}: give requests per second above 0"));
+        }
+        if r > max {
+            return Err(format!("--rate {r}: at most {max} requests per second"));
+        }
+        if v.contains(&r) {
+            return Err(format!("--rate names {r} twice"));
+        }
+        v.push(r);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v.into_iter().map(Some).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +99,23 @@ mod tests {
         assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
         assert_eq!(parse_size("500B").unwrap(), 500);
         assert!(parse_size("x").is_err());
+    }
+
+    #[test]
+    fn rates_are_sorted_and_bad_ones_get_one_line() {
+        assert_eq!(
+            rate_list(&[5000.0, 1000.0]).unwrap(),
+            [Some(1000.0), Some(5000.0)]
+        );
+        for (bad, says) in [
+            (vec![0.0], "above 0"),
+            (vec![-5.0], "above 0"),
+            (vec![f64::NAN], "above 0"),
+            (vec![2e9], "at most"),
+            (vec![10.0, 10.0], "twice"),
+        ] {
+            let e = rate_list(&bad).unwrap_err();
+            assert!(e.contains(says) && !e.contains('\n'), "{bad:?}: {e}");
+        }
     }
 }

@@ -95,6 +95,15 @@ pub fn run(
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<SweepOutcome> {
     let existing = open_results(out)?;
+    // Appended to a file without the column, an open-loop row would read
+    // back as closed loop.
+    if plan.rates.iter().any(Option::is_some) && raw::older_columns(out).iter().any(|c| c == "rate")
+    {
+        anyhow::bail!(
+            "{} was begun by an older loadlab without the rate column: give --rate sweeps a new --out",
+            out.join(raw::RAW_CSV).display()
+        );
+    }
     let installed = Installed {
         nginx: find_nginx().is_some(),
         go: find_go().is_some(),

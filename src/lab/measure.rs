@@ -141,6 +141,7 @@ pub fn measure(
             Load::Requests(_) => None,
         },
         concurrency: c,
+        rate: run.config.rate,
         // One load thread per CPU the load generator was given.
         threads: plan.threads.unwrap_or_else(|| {
             place
@@ -273,6 +274,7 @@ fn run_shards(
         duration: cfg.duration,
         concurrency: cfg.concurrency,
         keep_alive: cfg.request.keep_alive,
+        rate: cfg.rate,
         timeout: cfg.timeout,
         threads,
     };

@@ -49,6 +49,9 @@ pub struct SweepPlan {
     pub experiment: String,
     pub targets: Vec<TargetSpec>,
     pub concurrency: Vec<usize>,
+    /// Offered rates (requests/s, open loop); `None` alone for a
+    /// closed-loop sweep.
+    pub rates: Vec<Option<f64>>,
     pub loads: Vec<Load>,
     pub keepalive: Vec<bool>,
     pub paths: Vec<String>,
@@ -109,6 +112,7 @@ impl SweepPlan {
             * self.keepalive.len()
             * self.loads.len()
             * self.concurrency.len()
+            * self.rates.len()
             * self.slow.len()
             * (self.repeat + self.warmup_runs)
     }
@@ -391,7 +395,10 @@ fn runs_to_do(
     }
     for path in &plan.paths {
         for &keepalive in &plan.keepalive {
-            for &load in &loads {
+            for (&load, &rate) in loads
+                .iter()
+                .flat_map(|l| plan.rates.iter().map(move |r| (l, r)))
+            {
                 // Slow conditions innermost: a cell and the same client
                 // alone are made one after the other, in the same round.
                 for (c, slow) in plan
@@ -406,6 +413,7 @@ fn runs_to_do(
                         requests,
                         duration_s,
                         keepalive,
+                        rate,
                         slow,
                         slow_conns: if slow.is_none() {
                             0

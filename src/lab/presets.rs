@@ -55,6 +55,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         experiment: experiment.to_string(),
         targets,
         concurrency: vec![1],
+        rates: vec![None],
         loads: vec![Load::Requests(1000)],
         keepalive: vec![false],
         paths: vec!["/500B.html".into()],

@@ -75,6 +75,7 @@ pub fn fill_measured(row: &mut RawRow, r: &BenchResult) {
     row.transfer_kbps = r.transfer_rate_kbps();
     row.ok_responses = s.answered_ok();
     row.ok_rps = row.ok_responses as f64 / r.seconds().max(1e-9);
+    row.achieved_rate = r.achieved_rate();
     let l = &s.latency;
     let connect = LatencySummary::of(&l.connect);
     let processing = LatencySummary::of(&l.processing);

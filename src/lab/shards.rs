@@ -83,6 +83,9 @@ pub struct ShardLoad {
     pub duration: Option<Duration>,
     pub concurrency: usize,
     pub keep_alive: bool,
+    /// Open loop: the whole load's offered rate (each shard takes its
+    /// share).
+    pub rate: Option<f64>,
     pub timeout: Duration,
     /// Load threads per shard (None: bench's default, one per core).
     pub threads: Option<usize>,
@@ -102,6 +105,9 @@ impl ShardLoad {
         a.extend(["-c".into(), self.concurrency.to_string()]);
         if self.keep_alive {
             a.push("-k".into());
+        }
+        if let Some(r) = self.rate {
+            a.extend(["--rate".into(), r.to_string()]);
         }
         a.extend(["-s".into(), self.timeout.as_secs_f64().to_string()]);
         if let Some(t) = self.threads {

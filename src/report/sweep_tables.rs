@@ -112,6 +112,9 @@ impl KeyCols {
         if self.v.slow {
             h.push(("slow clients", Left));
         }
+        if self.v.rate {
+            h.push(("rate", Right));
+        }
         h.push(("c", Right));
         h
     }
@@ -139,6 +142,9 @@ impl KeyCols {
         }
         if self.v.slow {
             c.push(k.slow.label(k.slow_conns));
+        }
+        if self.v.rate {
+            c.push(k.rate_label());
         }
         c.push(if self.terse {
             format!("c={}", k.concurrency)
@@ -170,6 +176,9 @@ impl KeyCols {
         // Named only when there were some: most sweeps hold none.
         if !self.v.slow && !k.slow.is_none() {
             parts.push(format!("slow clients {}", k.slow.label(k.slow_conns)));
+        }
+        if let (false, Some(_)) = (self.v.rate, k.rate) {
+            parts.push(format!("offered rate {} (open loop)", k.rate_label()));
         }
         parts.join(", ")
     }
@@ -240,7 +249,7 @@ pub fn ratio_header(s: &SweepSummary, experiment: &str) -> String {
 }
 
 /// What the statistics columns mean, for a table's note.
-pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, client-bound, cpu-saturated, disturbed, noisy, violations), else ok; CPU rough: a run shorter than 100 ms.";
+pub const STATS_NOTE: &str = "requests/s counts answers with a 2xx or 3xx status per second: mean ± half-width of the 95 % interval (Student's t over the repeats), or one run's value. vs: requests/s over the baseline's in the same round, mean over the rounds with its 95 % interval; \"no clear difference\" when the interval holds 1. Server CPU and context switches are per completed response. status: every flag that applies (failed, non-2xx, rate-short (open loop: under 95 % of the offered rate went out), client-bound, cpu-saturated, disturbed, noisy, violations), else ok; CPU rough: a run shorter than 100 ms.";
 
 /// One row per configuration of `experiment`: requests/s with its
 /// interval, the ratio to the baseline, latencies (mean ± sd), failures,
@@ -379,6 +388,7 @@ pub fn windows(s: &SweepSummary, experiment: &str) -> Option<Table> {
 /// are a column only when some run had them.
 pub fn failed_runs(failed: &[FailedRun]) -> Table {
     let slow = failed.iter().any(|f| !f.slow.is_none());
+    let open = failed.iter().any(|f| f.rate.is_some());
     let mut cols = vec![
         ("run", Right),
         ("experiment", Left),
@@ -392,6 +402,9 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
     ];
     if slow {
         cols.push(("slow clients", Left));
+    }
+    if open {
+        cols.push(("rate", Right));
     }
     cols.extend([("repeat", Right), ("warm-up", Left), ("error", Left)]);
     let mut t = Table::new("failed-runs", "Failed runs", &cols);
@@ -414,6 +427,9 @@ pub fn failed_runs(failed: &[FailedRun]) -> Table {
         ];
         if slow {
             row.push(f.slow.label(f.slow_conns));
+        }
+        if open {
+            row.push(crate::results::config::rate_label(f.rate));
         }
         row.extend([
             f.repeat.to_string(),

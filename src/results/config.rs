@@ -13,7 +13,10 @@ use serde::{Deserialize, Serialize};
 /// leading and trailing fields (`..RunConfig,` marks the spot), and
 /// implements `Configured` for it. The `@fields` rule holds the list of
 /// configuration fields, in the order they stand in raw.csv and
-/// summary.csv: the only place they are named.
+/// summary.csv: the only place they are named. Its second list holds the
+/// fields added later: a record whose columns may not move (raw.csv) ends
+/// with `..RunConfigTail,` to put them last; elsewhere they follow the
+/// first list.
 #[macro_export]
 macro_rules! with_run_config {
     (@fields $($then:tt)*) => {
@@ -39,7 +42,30 @@ macro_rules! with_run_config {
             slow: $crate::results::slow::SlowAttack,
             /// How many slow connections were held; 0 with `slow` none.
             slow_conns: u64,
+        ] [
+            // Added after raw.csv's first release: at the end of a row
+            // that marks `..RunConfigTail,` (see `results::raw`), beside
+            // the others otherwise.
+            /// Offered rate of an open-loop run (requests/s, latency from
+            /// the scheduled send time); empty for a closed-loop run.
+            rate: Option<f64>,
         ] }
+    };
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$bm:meta])* pub $b:ident : $bt:ty, )*
+            ..RunConfig,
+            $( $(#[$mm:meta])* pub $m:ident : $mt:ty, )*
+            ..RunConfigTail,
+        }
+    ) => {
+        $crate::with_run_config! { @fields @record
+            [$(#[$meta])*] $name
+            [$( $(#[$bm])* pub $b : $bt, )*]
+            [$( $(#[$mm])* pub $m : $mt, )*]
+            []
+        }
     };
     (
         $(#[$meta:meta])*
@@ -52,17 +78,21 @@ macro_rules! with_run_config {
         $crate::with_run_config! { @fields @record
             [$(#[$meta])*] $name
             [$( $(#[$bm])* pub $b : $bt, )*]
+            []
             [$( $(#[$am])* pub $a : $at, )*]
         }
     };
     (
-        @record [$($meta:tt)*] $name:ident [$($before:tt)*] [$($after:tt)*]
+        @record [$($meta:tt)*] $name:ident [$($before:tt)*] [$($middle:tt)*] [$($after:tt)*]
         [$( $(#[$fm:meta])* $f:ident : $ft:ty, )*]
+        [$( $(#[$tm:meta])* $t:ident : $tt:ty, )*]
     ) => {
         $($meta)*
         pub struct $name {
             $($before)*
             $( $(#[$fm])* pub $f: $ft, )*
+            $($middle)*
+            $( $(#[$tm])* pub $t: $tt, )*
             $($after)*
         }
 
@@ -70,24 +100,28 @@ macro_rules! with_run_config {
             fn run_config(&self) -> $crate::results::config::RunConfig {
                 $crate::results::config::RunConfig {
                     $( $f: self.$f.clone(), )*
+                    $( $t: self.$t.clone(), )*
                 }
             }
 
             fn set_run_config(&mut self, c: &$crate::results::config::RunConfig) {
                 $( self.$f = c.$f.clone(); )*
+                $( self.$t = c.$t.clone(); )*
             }
         }
     };
-    (@key [$( $(#[$fm:meta])* $f:ident : $ft:ty, )*]) => {
+    (@key [$( $(#[$fm:meta])* $f:ident : $ft:ty, )*] [$( $(#[$tm:meta])* $t:ident : $tt:ty, )*]) => {
         impl PartialEq for RunConfig {
             fn eq(&self, other: &Self) -> bool {
                 true $( && KeyPart::same(&self.$f, &other.$f) )*
+                    $( && KeyPart::same(&self.$t, &other.$t) )*
             }
         }
 
         impl Hash for RunConfig {
             fn hash<H: Hasher>(&self, state: &mut H) {
                 $( KeyPart::hash_part(&self.$f, state); )*
+                $( KeyPart::hash_part(&self.$t, state); )*
             }
         }
     };
@@ -139,6 +173,15 @@ impl KeyPart for f64 {
     }
 }
 
+impl KeyPart for Option<f64> {
+    fn same(&self, other: &Self) -> bool {
+        self.map(f64::to_bits) == other.map(f64::to_bits)
+    }
+    fn hash_part<H: Hasher>(&self, state: &mut H) {
+        self.map(f64::to_bits).hash(state)
+    }
+}
+
 /// A record that carries a run configuration.
 pub trait Configured {
     fn run_config(&self) -> RunConfig;
@@ -160,6 +203,20 @@ impl RunConfig {
     /// "1000 requests" or "2.5 s" for tables and legends.
     pub fn load_label(&self) -> String {
         load_label(self.requests, self.duration_s)
+    }
+
+    /// "5000/s" for an open-loop run, "closed" for a closed-loop one.
+    pub fn rate_label(&self) -> String {
+        rate_label(self.rate)
+    }
+}
+
+/// An offered rate as tables show it: "5000/s", or "closed" (closed loop:
+/// each connection sends when its last answer came).
+pub fn rate_label(rate: Option<f64>) -> String {
+    match rate {
+        Some(r) => format!("{r}/s"),
+        None => "closed".into(),
     }
 }
 

@@ -172,6 +172,11 @@ crate::with_run_config! {
     /// Other targets that burned CPU while this run measured another, as
     /// `label (N % of a core)`; empty when none did (or not recorded).
     pub disturbed_by: Option<String>,
+    /// Open loop: requests put on the wire per second (answered, failed
+    /// or in flight at the end); below 95 % of `rate` the run is
+    /// rate-short. Empty for a closed-loop run.
+    pub achieved_rate: Option<f64>,
+    ..RunConfigTail,
 }
 }
 
@@ -183,6 +188,12 @@ impl RawRow {
     /// What the row records, read from its `error` column.
     pub fn status(&self) -> RowStatus<'_> {
         RowStatus::of_error(&self.error)
+    }
+
+    /// An open-loop run that put less than `stats::RATE_KEPT` of its
+    /// offered rate on the wire.
+    pub fn rate_short(&self) -> bool {
+        matches!((self.rate, self.achieved_rate), (Some(r), Some(a)) if !crate::stats::rate_kept(r, a))
     }
 
     /// Whether the row records a run that was made (its numbers are the
@@ -399,8 +410,33 @@ mod tests {
             violation_kinds: Some("bytes-after-body 4".into()),
             tcp_listen_overflows: Some(0),
             tcp_active_opens: Some(12),
+            rate: Some(2500.0),
+            achieved_rate: Some(2300.0),
             ..RawRow::default()
         }
+    }
+
+    #[test]
+    fn the_offered_rate_is_the_last_column_and_part_of_the_configuration() {
+        let header = expected_header();
+        assert_eq!(
+            header.iter().next_back(),
+            Some("rate"),
+            "added columns go last"
+        );
+        let r = row(1);
+        assert!(r.rate_short(), "2300 of 2500/s is under 95 %");
+        let kept = RawRow {
+            achieved_rate: Some(2400.0),
+            ..row(1)
+        };
+        assert!(!kept.rate_short());
+        let closed = RawRow {
+            rate: None,
+            ..row(1)
+        };
+        assert!(!closed.rate_short());
+        assert_ne!(closed.run_config(), r.run_config());
     }
 
     #[test]
@@ -427,6 +463,11 @@ mod tests {
         for r in &back {
             assert_eq!(r.complete, 10);
             assert_eq!((r.violations, r.tcp_active_opens), (None, None), "{r:?}");
+            assert_eq!(
+                (r.rate, r.achieved_rate),
+                (None, None),
+                "closed loop: {r:?}"
+            );
         }
         assert_eq!(back[1].run_id, 2);
     }

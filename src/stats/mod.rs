@@ -5,8 +5,10 @@
 //! numbers.
 
 pub mod interval;
+pub mod kept;
 pub mod rank;
 pub mod ratio;
 
 pub use interval::{t95, Interval, NOISY_CV};
+pub use kept::{rate_kept, RATE_KEPT};
 pub use ratio::{paired, unpaired, Decision, Ratio};

@@ -14,6 +14,7 @@ fn plan() -> SweepPlan {
             TargetSpec::Nginx { workers: Some(1) },
         ],
         concurrency: vec![1, 10],
+        rates: vec![None],
         loads: vec![Load::Requests(100)],
         keepalive: vec![false],
         paths: vec!["/".into()],
@@ -256,4 +257,49 @@ fn missing_go_is_skipped_with_its_runs_and_says_golang_go() {
     assert_eq!(s.skipped[0].runs, 6);
     assert!(s.skipped[0].why.contains("apt-get install golang-go"));
     assert_eq!(schedule(&p, &[], Installed::ALL).instances.len(), 3);
+}
+
+#[test]
+fn each_offered_rate_is_its_own_cell_and_a_resume_tells_them_apart() {
+    let mut p = plan();
+    p.targets.truncate(1);
+    p.concurrency = vec![50];
+    p.rates = vec![Some(1000.0), Some(5000.0)];
+    p.warmup_runs = 0;
+    let first = schedule(&p, &[], Installed::ALL);
+    let rates: Vec<Option<f64>> = first.instances[0]
+        .runs
+        .iter()
+        .filter(|r| r.repeat == 1)
+        .map(|r| r.config.rate)
+        .collect();
+    assert_eq!(
+        rates,
+        [Some(1000.0), Some(5000.0)],
+        "increasing, in a round"
+    );
+    assert_eq!(first.runs(), p.runs());
+    // Runs recorded at 1000/s: the 5000/s runs and the closed-loop ones
+    // are still to make.
+    let rows: Vec<RawRow> = first.instances[0]
+        .runs
+        .iter()
+        .filter(|r| r.config.rate == Some(1000.0))
+        .map(|r| {
+            let mut row = RawRow {
+                repeat: r.repeat,
+                ..RawRow::default()
+            };
+            row.set_run_config(&r.config);
+            row
+        })
+        .collect();
+    let again = schedule(&p, &rows, Installed::ALL);
+    assert_eq!(again.runs(), 2);
+    p.rates = vec![None];
+    assert_eq!(
+        schedule(&p, &rows, Installed::ALL).runs(),
+        2,
+        "closed loop is another cell"
+    );
 }

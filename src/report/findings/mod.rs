@@ -36,6 +36,9 @@ pub enum Kind {
     Failed,
     #[serde(rename = "non-2xx")]
     Non2xx,
+    /// Open loop: cells that put less than 95 % of the offered rate on
+    /// the wire.
+    RateShort,
     ClientBound,
     CpuSaturated,
     Noisy,
@@ -188,6 +191,9 @@ impl Words {
         if v.slow {
             parts.push(format!("slow clients {}", k.slow.label(k.slow_conns)));
         }
+        if v.rate {
+            parts.push(format!("offered {}", k.rate_label()));
+        }
         if with_c {
             parts.push(format!("c={}", k.concurrency));
         }
@@ -268,6 +274,11 @@ fn setting_of(k: &RunConfig) -> RunConfig {
 fn leads(cells: &[Cell], w: &Words) -> Vec<Finding> {
     let mut out = Vec::new();
     for set in sets(cells, but_target) {
+        // At an offered rate every server that keeps it serves the same
+        // requests/s: there, latency and cost tell servers apart.
+        if set[0].g.key.rate.is_some() {
+            continue;
+        }
         let mut ok: Vec<Cell> = set.into_iter().filter(Cell::comparable).collect();
         if ok.len() < 2 {
             continue;
@@ -466,6 +477,10 @@ fn flag_text(kind: Kind, cells: &str) -> String {
         Kind::Non2xx => format!(
             "Non-2xx: {cells} got answers other than 2xx/3xx (a wrong path answers 404); those answers are not counted as throughput, and these cells are left out of the comparisons above."
         ),
+        Kind::RateShort => format!(
+            "Rate-short: {cells} put less than {:.0} % of the offered rate on the wire, so their latencies describe a lighter load than the rate they are listed under; the server or the load generator could not keep up (see client-bound beside them, if any).",
+            crate::stats::RATE_KEPT * 100.0
+        ),
         Kind::ClientBound => format!(
             "Client-bound: in {cells} a load thread was busy at least {BUSY_PCT:.0} % of the run, so the client, not the server, set the rate; do not read these as the server's speed. Give client and server their own CPUs (--cpus), use more client threads (--threads), or run the client on another machine."
         ),
@@ -485,6 +500,7 @@ fn flagged(s: &SweepSummary, cells: &[Cell], w: &Words) -> Vec<Finding> {
     let kinds = [
         (Kind::Failed, Some(Status::Failed)),
         (Kind::Non2xx, Some(Status::Non2xx)),
+        (Kind::RateShort, Some(Status::RateShort)),
         (Kind::ClientBound, Some(Status::ClientBound)),
         (Kind::CpuSaturated, Some(Status::CpuSaturated)),
         (Kind::Noisy, Some(Status::Noisy)),

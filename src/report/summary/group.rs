@@ -82,6 +82,8 @@ pub fn summarize_against(raw: &[RawRow], wanted: Option<&str>) -> SweepSummary {
             k.cpus,
             k.requests,
             k.duration_us(),
+            // Rates are positive: their bits sort as the numbers do.
+            k.rate.map(f64::to_bits),
             k.concurrency,
             (k.slow, k.slow_conns),
         )

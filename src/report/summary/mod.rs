@@ -66,6 +66,11 @@ pub enum Status {
     /// not counted as throughput.
     #[serde(rename = "non-2xx")]
     Non2xx,
+    /// Open loop: a run put less than 95 % of the offered rate on the
+    /// wire (`stats::RATE_KEPT`, bench's rate-short): its latencies
+    /// describe a lighter load than the cell names.
+    #[serde(rename = "rate-short")]
+    RateShort,
     /// A load thread was busy at least 90 % of a run: the client, not the
     /// server, set the rate.
     #[serde(rename = "client-bound")]
@@ -96,6 +101,7 @@ impl Status {
         match self {
             Status::Failed => "failed",
             Status::Non2xx => "non-2xx",
+            Status::RateShort => "rate-short",
             Status::ClientBound => "client-bound",
             Status::CpuSaturated => "cpu-saturated",
             Status::Disturbed => "disturbed",
@@ -228,6 +234,12 @@ crate::with_run_config! {
     /// A run was measured while another target burned CPU with no load of
     /// its own (raw.csv's `disturbed_by`).
     pub disturbed: bool,
+    /// Open loop: requests put on the wire per second, mean over the
+    /// runs; empty for a closed-loop cell (or an older raw.csv).
+    pub achieved_rate_mean: Option<f64>,
+    /// Open loop: a run fell short of the offered rate (raw.csv's
+    /// `achieved_rate` below 95 % of `rate`).
+    pub rate_short: bool,
 }
 }
 
@@ -338,6 +350,14 @@ impl SummaryRow {
                 Some(other_opens(r.tcp_active_opens, r.connections_opened?).unwrap_or(0))
             }),
             disturbed: g.runs.iter().any(|r| r.disturbed_by.is_some()),
+            achieved_rate_mean: g
+                .runs
+                .iter()
+                .map(|r| r.achieved_rate)
+                .collect::<Option<Vec<f64>>>()
+                .filter(|v| !v.is_empty())
+                .map(|v| mean_sd(&v).0),
+            rate_short: g.runs.iter().any(RawRow::rate_short),
             ..SummaryRow::default()
         };
         row.set_run_config(&g.key);
@@ -352,6 +372,7 @@ impl SummaryRow {
         [
             (failed, Status::Failed),
             (self.non_2xx > 0, Status::Non2xx),
+            (self.rate_short, Status::RateShort),
             (self.client_bound, Status::ClientBound),
             (self.cpu_saturated, Status::CpuSaturated),
             (self.disturbed, Status::Disturbed),
@@ -460,6 +481,8 @@ pub struct Varies {
     pub concurrency: bool,
     /// The slow clients held beside the client (attack or count).
     pub slow: bool,
+    /// The offered rate (open loop), or open against closed loop.
+    pub rate: bool,
 }
 
 impl Varies {
@@ -478,6 +501,7 @@ impl Varies {
                     v.load |= (f.requests, f.duration_us()) != (k.requests, k.duration_us());
                     v.concurrency |= f.concurrency != k.concurrency;
                     v.slow |= (f.slow, f.slow_conns) != (k.slow, k.slow_conns);
+                    v.rate |= f.rate.map(f64::to_bits) != k.rate.map(f64::to_bits);
                 }
             }
         }

@@ -161,23 +161,29 @@ fn time_limited_runs_last_at_least_min_time_and_counts_stay() {
     assert!(s.notes.is_empty(), "{:?}", s.notes);
 }
 
+/// The rows raw.csv holds once `runs` were made.
+fn recorded<'a>(runs: impl Iterator<Item = &'a PlannedRun>) -> Vec<RawRow> {
+    runs.map(|r| {
+        let mut row = RawRow {
+            repeat: r.repeat,
+            ..RawRow::default()
+        };
+        row.set_run_config(&r.config);
+        row
+    })
+    .collect()
+}
+
 #[test]
 fn recorded_runs_are_not_made_again() {
     let p = plan();
     let first = schedule(&p, &[], Installed::ALL);
-    let rows: Vec<RawRow> = first.instances[0]
-        .runs
-        .iter()
-        .filter(|r| !r.warmup && r.config.concurrency == 1)
-        .map(|r| {
-            let mut row = RawRow {
-                repeat: r.repeat,
-                ..RawRow::default()
-            };
-            row.set_run_config(&r.config);
-            row
-        })
-        .collect();
+    let rows = recorded(
+        first.instances[0]
+            .runs
+            .iter()
+            .filter(|r| !r.warmup && r.config.concurrency == 1),
+    );
     let again = schedule(&p, &rows, Installed::ALL);
     assert_eq!(again.already_done, 2);
     assert_eq!(again.runs(), first.runs() - 3);
@@ -281,19 +287,12 @@ fn each_offered_rate_is_its_own_cell_and_a_resume_tells_them_apart() {
     assert_eq!(first.runs(), p.runs());
     // Runs recorded at 1000/s: the 5000/s runs and the closed-loop ones
     // are still to make.
-    let rows: Vec<RawRow> = first.instances[0]
-        .runs
-        .iter()
-        .filter(|r| r.config.rate == Some(1000.0))
-        .map(|r| {
-            let mut row = RawRow {
-                repeat: r.repeat,
-                ..RawRow::default()
-            };
-            row.set_run_config(&r.config);
-            row
-        })
-        .collect();
+    let rows = recorded(
+        first.instances[0]
+            .runs
+            .iter()
+            .filter(|r| r.config.rate == Some(1000.0)),
+    );
     let again = schedule(&p, &rows, Installed::ALL);
     assert_eq!(again.runs(), 2);
     p.rates = vec![None];

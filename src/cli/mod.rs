@@ -17,6 +17,7 @@ mod report;
 mod serve;
 mod stress;
 mod sweep;
+mod sweep_capacity;
 mod sweep_progress;
 pub mod values;
 

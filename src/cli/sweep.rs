@@ -11,6 +11,7 @@ use clap::{ArgMatches, Args};
 
 use super::cpus::{self, parse_cpus, CpuCount};
 use super::fail_on::{self, Conditions};
+use super::sweep_capacity::capacity_into;
 use super::sweep_progress::{say, SweepProgress};
 use super::values::{parse_duration, rate_list, UsageError};
 use crate::lab::execute::{self, SweepOutcome};
@@ -19,6 +20,7 @@ use crate::lab::presets;
 use crate::lab::shards::{self, ShardPlan};
 use crate::proc::go::{self, find_go};
 use crate::proc::target::TargetSpec;
+use crate::results::capacity::Objective;
 use crate::results::presets::{Preset, PresetKind};
 use crate::results::raw::RawRow;
 use crate::results::slow::SlowAttack;
@@ -54,6 +56,17 @@ pub struct SweepArgs {
     /// connections that carry it.
     #[arg(long, value_delimiter = ',', value_name = "PER_SECOND")]
     pub rate: Vec<f64>,
+    /// Search each target's capacity: the highest offered rate served with
+    /// no failed request, the rate kept and --slo met (a ladder doubling
+    /// from 1,000/s, bisection to 5 %, then --repeat interleaved rounds
+    /// for its interval), per --keepalive setting, into capacity.json. A
+    /// load generator busy at the first failing rate makes it a bound.
+    /// Without --rate the search is the whole sweep.
+    #[arg(long)]
+    pub capacity: bool,
+    /// The latency objective of --capacity (default 'p99<10ms').
+    #[arg(long, value_name = "OBJECTIVE", requires = "capacity", value_parser = Objective::parse)]
+    pub slo: Option<Objective>,
     /// Requests per run (a list makes it a dimension).
     #[arg(long, value_delimiter = ',')]
     pub requests: Vec<u64>,
@@ -308,6 +321,7 @@ impl SweepArgs {
             return Err(usage("--threads must be at least 1"));
         }
         plan.threads = self.threads;
+        capacity_into(&self, &mut plan)?;
         let out = self.out.clone().unwrap_or_else(execute::default_out_dir);
         if let Some(count) = self.shards {
             let sp = ShardPlan {

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::capacity::{self, CapacityPlan, Subject};
 use super::conditions;
 use super::diagnose::diagnose;
 use super::idle::IdleWatch;
@@ -17,6 +18,7 @@ use super::record;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
 use crate::proc::target::{Running, StartContext};
+use crate::results::capacity as capacity_file;
 use crate::results::diagnosis::Diagnosis;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
 use crate::results::slow::SlowAttack;
@@ -108,7 +110,7 @@ pub fn run(
         nginx: find_nginx().is_some(),
         go: find_go().is_some(),
     };
-    let schedule = plan::schedule(plan, &existing, installed);
+    let mut schedule = plan::schedule(plan, &existing, installed);
     let mut journal = Journal {
         out,
         next_id: existing.iter().map(|r| r.run_id).max().map_or(1, |m| m + 1),
@@ -119,7 +121,7 @@ pub fn run(
         on_event(SweepEvent::Note(n));
     }
     on_event(SweepEvent::Planned {
-        runs: schedule.runs(),
+        runs: if plan.cells { schedule.runs() } else { 0 },
         already_done: schedule.already_done,
     });
     (info.interleaved, info.min_time_s) = (true, plan.min_time.as_secs_f64());
@@ -155,13 +157,67 @@ pub fn run(
                 conditions::write(out, &info)?;
             }
             warm_up_host(plan, &schedule, &started, stop, &mut info.notes);
-            run_schedule(plan, &schedule, &started, &mut journal, stop, on_event)?;
+            if let Some(cap) = &plan.capacity {
+                search_capacity(plan, cap, &mut schedule, &started, out, stop, on_event)?;
+            }
+            if plan.cells && !stop() {
+                run_schedule(plan, &schedule, &started, &mut journal, stop, on_event)?;
+            } else if stop() {
+                journal.outcome.interrupted = true;
+            }
         }
         None => journal.outcome.interrupted = true,
     }
     info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// The capacity search over the started targets, kept in capacity.json;
+/// with a common rate (the bare run), every cell is then offered it.
+fn search_capacity(
+    plan: &SweepPlan,
+    cap: &CapacityPlan,
+    schedule: &mut Schedule,
+    started: &[Started],
+    out: &Path,
+    stop: &(dyn Fn() -> bool + Sync),
+    on_event: &mut dyn FnMut(SweepEvent),
+) -> anyhow::Result<()> {
+    let subjects: Vec<Subject> = schedule
+        .instances
+        .iter()
+        .zip(started)
+        .filter_map(|(inst, s)| {
+            let (running, place) = s.as_ref()?;
+            Some(Subject {
+                inst,
+                running,
+                place,
+            })
+        })
+        .collect();
+    let found = capacity::search_all(plan, cap, &subjects, stop, &mut |n| {
+        on_event(SweepEvent::Note(n))
+    })?;
+    capacity_file::write(out, &found)?;
+    if let Some(rate) = found.common_rate {
+        on_event(SweepEvent::Note(&format!(
+            "every target is then offered {rate} requests/s, half the lowest capacity found: a rate each sustains"
+        )));
+        for run in schedule
+            .instances
+            .iter_mut()
+            .flat_map(|i| i.runs.iter_mut())
+        {
+            run.config.rate = Some(rate);
+        }
+    } else if cap.common_share.is_some() && plan.cells {
+        on_event(SweepEvent::Note(
+            "no target sustained the lowest rate tried, so there is no common rate: the cells run closed loop",
+        ));
+    }
+    Ok(())
 }
 
 /// Checks each started target once (its first instance), at the path its

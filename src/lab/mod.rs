@@ -4,6 +4,7 @@
 //! rows they record (`record`) and the host's conditions beside them
 //! (`conditions`).
 
+pub mod capacity;
 pub mod conditions;
 pub mod diagnose;
 pub mod execute;

@@ -98,6 +98,12 @@ pub struct SweepPlan {
     /// Each cell's load as shards through a launcher (`--shards`); None:
     /// this process applies it.
     pub shards: Option<super::shards::ShardPlan>,
+    /// `--capacity`: search each target's capacity before the cells (and,
+    /// with no cells asked for, instead of them).
+    pub capacity: Option<super::capacity::CapacityPlan>,
+    /// With `capacity`: the cells are made too (`--rate` given, or the
+    /// bare run's common rate); otherwise the search is the whole sweep.
+    pub cells: bool,
 }
 
 impl SweepPlan {

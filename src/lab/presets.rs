@@ -74,6 +74,8 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         check: true,
         threads: None,
         shards: None,
+        capacity: None,
+        cells: true,
     }
 }
 

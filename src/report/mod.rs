@@ -6,6 +6,7 @@
 
 pub mod axis;
 pub mod baseline;
+pub mod capacity;
 pub mod charts;
 pub mod e1;
 pub mod explain;
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::results::capacity::{CapacityFile, CAPACITY_JSON};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
 use crate::results::sweep_info::{SweepInfo, SWEEP_JSON};
 use findings::Finding;
@@ -61,6 +63,8 @@ pub struct Inputs {
     pub info: Option<SweepInfo>,
     /// `loadlab report --baseline TARGET`: overrides sweep.json's.
     pub baseline: Option<String>,
+    /// capacity.json, when the sweep searched capacities.
+    pub capacity: Option<CapacityFile>,
 }
 
 impl Inputs {
@@ -87,7 +91,12 @@ impl Inputs {
 
     /// The findings of `s` (this directory's summary), as sentences.
     pub fn findings(&self, s: &SweepSummary) -> Vec<Finding> {
-        findings::findings(s, self.info.as_ref(), self.machine.as_ref())
+        findings::findings(
+            s,
+            self.info.as_ref(),
+            self.machine.as_ref(),
+            self.capacity.as_ref(),
+        )
     }
 }
 
@@ -143,6 +152,7 @@ pub fn load(dir: &Path) -> Result<Inputs, InputError> {
         machine: optional_json(dir, MACHINE_JSON)?,
         info: optional_json(dir, SWEEP_JSON)?,
         baseline: None,
+        capacity: optional_json(dir, CAPACITY_JSON)?,
     })
 }
 
@@ -163,6 +173,9 @@ struct SummaryJson<'a> {
     configurations: &'a [SummaryRow],
     failed_runs: &'a [FailedRun],
     skipped_targets: &'a [FailedRun],
+    /// capacity.json's results, when the sweep searched capacities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capacity: Option<&'a CapacityFile>,
 }
 
 #[derive(Serialize)]
@@ -195,6 +208,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         configurations: &s.rows,
         failed_runs: &s.failed,
         skipped_targets: &s.skipped,
+        capacity: inputs.capacity.as_ref(),
     };
     let mut text = serde_json::to_string_pretty(&json)?;
     text.push('\n');
@@ -229,6 +243,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
             format!("CPUs: {}.", said.join("; "))
         }
     });
+    let capacity_table = inputs.capacity.as_ref().map(capacity::table);
     let doc = page::Doc {
         raw: &inputs.raw,
         machine: m,
@@ -238,6 +253,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         command: command.as_deref(),
         checked,
         split: split.as_deref(),
+        capacity: capacity_table.as_ref(),
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

@@ -115,6 +115,8 @@ pub struct Doc<'a> {
     /// How the CPUs were split between targets and load generator, from
     /// sweep.json's notes; None without sweep.json.
     pub split: Option<&'a str>,
+    /// The capacity table, when the sweep searched capacities.
+    pub capacity: Option<&'a Table>,
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -129,6 +131,7 @@ pub fn markdown(d: &Doc) -> String {
         command,
         checked,
         split,
+        capacity,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&targets::markdown(checked));
@@ -136,6 +139,9 @@ pub fn markdown(d: &Doc) -> String {
     o.push_str(&format!("{}\n\n", counts(raw)));
     if let Some(split) = split {
         o.push_str(&format!("{split}\n\n"));
+    }
+    if let Some(t) = capacity {
+        o.push_str(&t.to_markdown(2));
     }
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
@@ -289,6 +295,7 @@ pub fn html(d: &Doc) -> String {
         command,
         checked,
         split,
+        capacity,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
@@ -297,6 +304,9 @@ pub fn html(d: &Doc) -> String {
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
     if let Some(split) = split {
         o.push_str(&format!("<p>{}</p>\n", esc(split)));
+    }
+    if let Some(t) = capacity {
+        o.push_str(&table_html(t, 2));
     }
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {

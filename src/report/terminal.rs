@@ -68,7 +68,16 @@ pub fn sweep_table(inputs: &Inputs) -> String {
             }
         })
         .collect();
-    let mut o = String::from(
+    let mut o = String::new();
+    if let Some(f) = &inputs.capacity {
+        let t = super::capacity::table(f);
+        o.push_str(&format!(
+            "\nCapacity: {}\n\n",
+            t.note.clone().unwrap_or_default()
+        ));
+        o.push_str(&t.to_terminal());
+    }
+    o.push_str(
         "\nRequests per second answered with 2xx/3xx: mean ± 95 % half-width over the repeats (Student's t)\n",
     );
     if !bases.is_empty() {

@@ -3,6 +3,7 @@
 //! presets. Depends on `http` only, so the report can read everything here
 //! without importing a job.
 
+pub mod capacity;
 pub mod config;
 pub mod diagnosis;
 pub mod files;

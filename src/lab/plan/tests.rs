@@ -33,6 +33,8 @@ fn plan() -> SweepPlan {
         check: true,
         threads: None,
         shards: None,
+        capacity: None,
+        cells: true,
     }
 }
 

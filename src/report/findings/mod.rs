@@ -15,6 +15,7 @@ mod evidence;
 
 use super::num::fixed;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
+use crate::results::capacity::CapacityFile;
 use crate::results::config::RunConfig;
 use crate::results::raw::Machine;
 use crate::results::sweep_info::SweepInfo;
@@ -24,6 +25,8 @@ use crate::stats::ratio::paired as paired_ratio;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
+    /// Capacity within the objective, highest first, bounds apart.
+    Capacity,
     /// Server CPU per request, cheapest first, in groups that cannot be
     /// told apart.
     Cost,
@@ -74,6 +77,7 @@ pub fn findings(
     s: &SweepSummary,
     info: Option<&SweepInfo>,
     machine: Option<&Machine>,
+    capacity: Option<&CapacityFile>,
 ) -> Vec<Finding> {
     let words = Words::new(s);
     let cells: Vec<Cell> = s
@@ -82,11 +86,14 @@ pub fn findings(
         .zip(&s.rows)
         .map(|(g, r)| Cell { g, r })
         .collect();
-    // What is decided leads: the cost ranking, then who serves most.
-    let (mut out, cost_decided) = cost::rankings(&cells, &words);
+    // What is decided leads: capacity, the cost ranking, then who serves
+    // most.
+    let (mut out, capacity_decided) = capacity.map(super::capacity::findings).unwrap_or_default();
+    let (costs, cost_decided) = cost::rankings(&cells, &words);
+    out.extend(costs);
     let leads = leads(&cells, &words);
     let knees = knees(&cells, &words);
-    let concluded = cost_decided || !leads.is_empty() || !knees.is_empty();
+    let concluded = capacity_decided || cost_decided || !leads.is_empty() || !knees.is_empty();
     out.extend(leads);
     out.extend(knees);
     // A defect explains the numbers: it goes first, but concludes nothing.
@@ -102,7 +109,8 @@ pub fn findings(
     out.extend(flagged(s, &cells, &words));
     out.extend(evidence::sentences(s));
     out.extend(busy_host(info, machine));
-    if !concluded {
+    // A search alone has no cells: its bounds are said above.
+    if !(concluded || cells.is_empty() && capacity.is_some()) {
         out.push(nothing(s, &cells));
     }
     out

@@ -40,7 +40,7 @@ fn rounds(target: &str, c: u64, rps: f64, spread: f64, p99: f64) -> Vec<RawRow> 
 }
 
 fn of(raw: &[RawRow]) -> Vec<Finding> {
-    findings(&summarize(raw), None, None)
+    findings(&summarize(raw), None, None, None)
 }
 
 fn kinds(f: &[Finding]) -> Vec<Kind> {
@@ -187,7 +187,7 @@ fn a_busy_host_is_named_with_its_reasons() {
         loadlab_version: String::new(),
         hostname: String::new(),
     };
-    let f = findings(&summarize(&raw), Some(&info), Some(&machine));
+    let f = findings(&summarize(&raw), Some(&info), Some(&machine), None);
     assert_eq!(
         text(&f, Kind::BusyHost),
         "The host was busy (at the start, load average 1.50 on 2 cores; other busy processes: cc1plus (95 % CPU); at the end, 8.0 % of CPU time stolen by the hypervisor): the results may be slower and noisier than on a quiet machine."
@@ -196,7 +196,7 @@ fn a_busy_host_is_named_with_its_reasons() {
         host_start: Some(HostSample::default()),
         ..SweepInfo::default()
     };
-    let f = findings(&summarize(&raw), Some(&quiet), Some(&machine));
+    let f = findings(&summarize(&raw), Some(&quiet), Some(&machine), None);
     assert!(!kinds(&f).contains(&Kind::BusyHost));
 }
 

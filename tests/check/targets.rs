@@ -4,6 +4,8 @@
 //! `slowloris-blocks` by design, and says so. No threshold or server
 //! timeout was changed to get there.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use loadlab::results::models::Model;
 
 use super::support::check_json;
@@ -53,11 +55,28 @@ fn holds(target: &str, env: &[(&str, &str)]) {
     }
 }
 
+/// Two models at a time, as the zoo checks a server's two variants at
+/// once: a check mostly waits on its target's timeouts, and one that
+/// judges a shared kernel counter counts only its own connections.
 #[test]
 fn every_model_passes_its_expected_results() {
-    for m in Model::ALL {
-        holds(&format!("model:{m}"), &[]);
-    }
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    while let Some(m) = Model::ALL.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        holds(&format!("model:{m}"), &[]);
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
 }
 
 #[test]

@@ -35,11 +35,14 @@ pub fn run_default() -> anyhow::Result<()> {
         .iter()
         .filter(|t| !matches!(t, TargetSpec::Nginx { .. }) || find_nginx().is_some())
         .count();
-    let conc: Vec<String> = plan.concurrency.iter().map(|c| c.to_string()).collect();
+    let objective = plan
+        .capacity
+        .as_ref()
+        .map_or(String::new(), |c| c.objective.text());
     writeln!(
         std::io::stdout(),
-        "loadlab: comparing {servers} servers on /500B.html (c = {}; keep-alive off and on; {} interleaved rounds of {} s runs); about {} s",
-        conc.join(", "),
+        "loadlab: comparing {servers} servers on /500B.html: each one's capacity within {objective} (keep-alive on, {} connections), then cost and latency at one offered rate, a quarter of the lowest capacity, with keep-alive on and off ({} interleaved rounds of {} s runs); about {} s",
+        plan.concurrency.first().copied().unwrap_or(0),
         plan.repeat,
         plan.min_time.as_secs_f64(),
         about_secs(&plan, servers)
@@ -53,15 +56,17 @@ pub fn run_default() -> anyhow::Result<()> {
     fail_if_nothing_usable(&outcome)
 }
 
-/// How long the bare run takes with `servers` targets, from its runs and
-/// what each run costs beyond its measured time (starting, connecting
-/// 1,000 clients, the report), as measured on a 2-core machine: 126
-/// runs of 0.5 s took 71.9 s.
+/// How long the bare run takes with `servers` targets: its cells, each
+/// run's cost beyond its measured time, and each target's capacity
+/// search (a check, the ladder, bisection and rounds), as measured on the
+/// 2-core machine (docs/PERFORMANCE.md).
 fn about_secs(plan: &SweepPlan, servers: usize) -> u64 {
     const PER_RUN_S: f64 = 0.05;
-    const FIXED_S: f64 = 3.0;
+    const SEARCH_S: f64 = 7.0;
+    const FIXED_S: f64 = 5.0;
     let runs = plan.runs() * servers / plan.targets.len().max(1);
-    (runs as f64 * (plan.min_time.as_secs_f64() + PER_RUN_S) + FIXED_S).round() as u64
+    let cells = runs as f64 * (plan.min_time.as_secs_f64() + PER_RUN_S);
+    (cells + servers as f64 * SEARCH_S + FIXED_S).round() as u64
 }
 
 /// Moves a previous report out of the way; true when there was one. A

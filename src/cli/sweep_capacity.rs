@@ -8,15 +8,6 @@ use super::values::UsageError;
 use crate::lab::capacity::CapacityPlan;
 use crate::lab::plan::SweepPlan;
 
-/// The capacity ladder's first rate and its ceiling (requests/s): the
-/// slowest server worth a search serves a thousand a second, and a
-/// million is beyond any one load generator here.
-pub const CAPACITY_FLOOR: f64 = 1000.0;
-pub const CAPACITY_CEILING: f64 = 1e6;
-/// Runs per round when the final bracket is bisected again: a 1.27 x
-/// bracket (5 % widened by 10 % each way) to about 3 %.
-pub const ROUND_STEPS: usize = 3;
-
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
@@ -59,10 +50,10 @@ pub fn capacity_into(args: &SweepArgs, plan: &mut SweepPlan) -> anyhow::Result<(
         concurrency,
         path: plan.paths.first().cloned().unwrap_or_else(|| "/".into()),
         run_time,
-        floor: CAPACITY_FLOOR,
-        ceiling: CAPACITY_CEILING,
+        floor: CapacityPlan::FLOOR,
+        ceiling: CapacityPlan::CEILING,
         rounds: plan.repeat,
-        round_steps: ROUND_STEPS,
+        round_steps: CapacityPlan::ROUND_STEPS,
         common_share: None,
     });
     plan.cells = !args.rate.is_empty();

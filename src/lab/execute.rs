@@ -203,7 +203,8 @@ fn search_capacity(
     capacity_file::write(out, &found)?;
     if let Some(rate) = found.common_rate {
         on_event(SweepEvent::Note(&format!(
-            "every target is then offered {rate} requests/s, half the lowest capacity found: a rate each sustains"
+            "every target is then offered {rate} requests/s, {:.0} % of the lowest capacity found",
+            cap.common_share.unwrap_or(0.0) * 100.0
         )));
         for run in schedule
             .instances

@@ -202,17 +202,41 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
     })
 }
 
+/// Connections that carry the bare run's offered rates.
+pub const DEFAULT_CONNECTIONS: usize = 50;
+/// The bare run's common rate: this share of the lowest capacity found
+/// (bounds included, targets below the first rate left out). A quarter,
+/// not a half: capacity is searched with keep-alive, and the same rate
+/// is then offered without it, where each request is a new connection.
+pub const COMMON_SHARE: f64 = 0.25;
+
 /// `loadlab` with no arguments: every model (and nginx when installed) on
-/// /500B.html at c = 1, 50, 1000, keep-alive off and on, 3 interleaved
-/// rounds of 0.5 s cells (its own minimum time).
+/// /500B.html. First each one's capacity with keep-alive within p99 < 10
+/// ms (`--capacity`, 0.5 s probes, 3 rounds); then every target offered
+/// one common rate, a quarter of the lowest capacity found, with
+/// keep-alive on and off, in 3 interleaved rounds of 0.5 s cells: cost
+/// and latency at equal load. The closed-loop concurrency design stays in
+/// the E1-E6 presets.
 pub fn default_plan() -> SweepPlan {
     let mut targets: Vec<TargetSpec> = Model::ALL.iter().map(|&m| model(m)).collect();
     targets.push(TargetSpec::Nginx { workers: None });
     let mut p = base("default", targets);
-    p.concurrency = vec![1, 50, 1000];
-    p.keepalive = vec![false, true];
+    p.concurrency = vec![DEFAULT_CONNECTIONS];
+    p.keepalive = vec![true, false];
     p.loads = vec![Load::Duration(DEFAULT_CELL)];
     p.min_time = DEFAULT_CELL;
+    p.capacity = Some(super::capacity::CapacityPlan {
+        objective: crate::results::capacity::Objective::default(),
+        keepalive: vec![true],
+        concurrency: DEFAULT_CONNECTIONS,
+        path: p.paths[0].clone(),
+        run_time: DEFAULT_CELL,
+        floor: super::capacity::CapacityPlan::FLOOR,
+        ceiling: super::capacity::CapacityPlan::CEILING,
+        rounds: p.repeat,
+        round_steps: super::capacity::CapacityPlan::ROUND_STEPS,
+        common_share: Some(COMMON_SHARE),
+    });
     p
 }
 
@@ -276,9 +300,13 @@ mod tests {
     fn the_bare_run_is_every_model_and_nginx_in_three_rounds_of_half_seconds() {
         let p = default_plan();
         assert_eq!(p.targets.len(), Model::ALL.len() + 1);
-        assert_eq!(p.concurrency, [1, 50, 1000]);
+        assert_eq!(p.concurrency, [DEFAULT_CONNECTIONS]);
         assert_eq!((p.repeat, p.min_time), (3, DEFAULT_CELL));
         assert_eq!(p.loads, [Load::Duration(DEFAULT_CELL)]);
-        assert_eq!(p.runs(), (Model::ALL.len() + 1) * 3 * 2 * 3);
+        assert_eq!(p.runs(), (Model::ALL.len() + 1) * 2 * 3);
+        let cap = p.capacity.as_ref().expect("the bare run searches capacity");
+        assert_eq!((cap.keepalive.as_slice(), cap.rounds), (&[true][..], 3));
+        assert_eq!(cap.common_share, Some(COMMON_SHARE));
+        assert!(p.cells, "then the cells at the common rate");
     }
 }

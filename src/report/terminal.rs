@@ -4,7 +4,7 @@
 //! per request and the status, through the one table writer; then the
 //! runs that could not be made, and the findings.
 
-use super::num::fixed;
+use super::num::{fixed, mean_sd};
 use super::sweep_tables::{per_request, ratio_cell, rps_cell, status_cell, KeyCols};
 use super::table::{Align, Table};
 use super::Inputs;
@@ -25,6 +25,11 @@ pub fn sweep_table(inputs: &Inputs) -> String {
     let slow = s.groups.iter().any(|g| !g.key.slow.is_none());
     if slow {
         cols.extend([("p99 ms", Align::Right), ("failed", Align::Right)]);
+    }
+    // At an offered rate the answer is latency (from the scheduled send).
+    let open = !slow && s.groups.iter().any(|g| g.key.rate.is_some());
+    if open {
+        cols.extend([("p50 ms", Align::Right), ("p99 ms", Align::Right)]);
     }
     cols.extend([
         ("requests/s", Align::Right),
@@ -47,6 +52,12 @@ pub fn sweep_table(inputs: &Inputs) -> String {
                 _ => fixed(r.p99_ms_mean, 3),
             };
             line.extend([p99, r.failed.to_string()]);
+        }
+        if open {
+            line.extend([
+                mean_sd(r.p50_ms_mean, r.p50_ms_sd, r.runs, 3),
+                mean_sd(r.p99_ms_mean, r.p99_ms_sd, r.runs, 3),
+            ]);
         }
         line.extend([
             rps_cell(r),

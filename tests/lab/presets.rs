@@ -215,16 +215,19 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
         std::fs::read(dir.path().join("loadlab-report.previous/raw.csv")).unwrap(),
         old_raw
     );
-    assert!(stdout.contains("Requests per second"), "{stdout}");
+    assert!(
+        stdout.contains("Capacity: ") && stdout.contains("Requests per second"),
+        "{stdout}"
+    );
     for m in MODELS {
         assert!(
-            stdout.contains(&format!("| model:{m} ")),
-            "{m} in the table: {stdout}"
+            stdout.matches(&format!("| model:{m} ")).count() >= 3,
+            "{m} in the capacity table and twice (keep-alive on, off) in the cells': {stdout}"
         );
     }
     assert!(
-        stdout.contains(" c=1 |") && stdout.contains(" c=1000 |"),
-        "{stdout}"
+        stdout.contains(" p99 ms |"),
+        "latency at the common rate: {stdout}"
     );
     assert!(
         stdout.contains("Report: loadlab-report/index.html"),
@@ -238,10 +241,33 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
     assert_eq!(
         measured.len(),
-        targets * 3 * 2 * 3,
-        "targets x 3 concurrency x keep-alive x 3 rounds"
+        targets * 2 * 3,
+        "targets x keep-alive x 3 rounds"
     );
-    assert!(measured.iter().all(|r| r.duration_s == 0.5));
+    assert!(measured
+        .iter()
+        .all(|r| r.duration_s == 0.5 && r.concurrency == 50));
+    // One common rate for every cell: the capacity search's.
+    let cap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("capacity.json")).unwrap())
+            .unwrap();
+    assert_eq!(cap["results"].as_array().unwrap().len(), targets, "{cap:#}");
+    let common = cap["common_rate"].as_f64().expect("a common rate");
+    assert!(
+        measured.iter().all(|r| r.rate == Some(common)),
+        "every cell offered {common}/s"
+    );
+    let md = std::fs::read_to_string(report.join("summary.md")).unwrap();
+    let findings = &md[md.find("## Findings").unwrap()..md.find("## Capacity").unwrap()];
+    assert!(
+        findings
+            .starts_with("## Findings\n\n- At keep-alive on, c=50: capacity within p99 < 10 ms"),
+        "the report opens with the capacity ranking: {findings}"
+    );
+    assert!(
+        findings.contains("server CPU per request (µs), cheapest first"),
+        "{findings}"
+    );
     let info = sweep_json(&report);
     assert_eq!(
         (info["command"].as_str(), info["min_time_s"].as_f64()),

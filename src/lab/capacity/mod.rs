@@ -44,6 +44,14 @@ pub struct CapacityPlan {
 }
 
 impl CapacityPlan {
+    /// The ladder's first rate and its ceiling (requests/s): the slowest
+    /// server worth a search serves a thousand a second, and a million is
+    /// beyond any one load generator here.
+    pub const FLOOR: f64 = 1000.0;
+    pub const CEILING: f64 = 1e6;
+    /// Runs per round when the final bracket is bisected again: a 1.27 x
+    /// bracket (5 % widened by 10 % each way) to about 3 %.
+    pub const ROUND_STEPS: usize = 3;
     /// The bracket the search ends with is within this of its low end.
     pub const TOLERANCE: f64 = 0.05;
     /// A round bisects the final bracket widened by this factor each way,

@@ -36,6 +36,9 @@ pub enum Kind {
     Knee,
     /// Where p99 latency grows tenfold over the lowest concurrency's.
     Latency,
+    /// p99 at an offered rate, lowest first, in groups that cannot be
+    /// told apart: latency at equal load.
+    LatencyAtRate,
     Failed,
     #[serde(rename = "non-2xx")]
     Non2xx,

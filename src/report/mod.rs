@@ -7,6 +7,7 @@
 pub mod axis;
 pub mod baseline;
 pub mod capacity;
+pub mod capacity_chart;
 pub mod charts;
 pub mod e1;
 pub mod explain;
@@ -189,7 +190,13 @@ struct Baseline<'a> {
 pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     let s: SweepSummary = inputs.summary();
     let found = inputs.findings(&s);
-    let charts = charts::all(&s)?;
+    let mut charts = charts::all(&s)?;
+    let capacity_chart = inputs
+        .capacity
+        .as_ref()
+        .and_then(|f| capacity_chart::chart(f, &charts::target_order(&s)));
+    // Drawn in the Capacity part of the page, not an experiment's.
+    charts.extend(capacity_chart.clone());
     let m = inputs.machine.as_ref();
     let mut files = Vec::new();
 
@@ -254,6 +261,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         checked,
         split: split.as_deref(),
         capacity: capacity_table.as_ref(),
+        capacity_chart: capacity_chart.as_ref(),
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

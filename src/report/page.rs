@@ -117,6 +117,8 @@ pub struct Doc<'a> {
     pub split: Option<&'a str>,
     /// The capacity table, when the sweep searched capacities.
     pub capacity: Option<&'a Table>,
+    /// Its chart: latency against offered rate per target.
+    pub capacity_chart: Option<&'a Chart>,
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -132,6 +134,7 @@ pub fn markdown(d: &Doc) -> String {
         checked,
         split,
         capacity,
+        capacity_chart,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&targets::markdown(checked));
@@ -142,6 +145,9 @@ pub fn markdown(d: &Doc) -> String {
     }
     if let Some(t) = capacity {
         o.push_str(&t.to_markdown(2));
+    }
+    if let Some(c) = capacity_chart {
+        o.push_str(&format!("![{}](charts/{})\n\n", c.title, c.file));
     }
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
@@ -296,6 +302,7 @@ pub fn html(d: &Doc) -> String {
         checked,
         split,
         capacity,
+        capacity_chart,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
@@ -307,6 +314,9 @@ pub fn html(d: &Doc) -> String {
     }
     if let Some(t) = capacity {
         o.push_str(&table_html(t, 2));
+    }
+    if let Some(c) = capacity_chart {
+        o.push_str(&charts_html(&[c]));
     }
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {

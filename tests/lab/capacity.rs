@@ -180,5 +180,22 @@ fn a_known_capacity_is_found_and_the_client_limit_is_a_bound() {
     }
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("## Capacity") && md.contains(&slots), "{md}");
+    // Latency against offered rate: a panel per target, the objective
+    // drawn across each, a failed rate hollow.
+    assert!(md.contains("(charts/capacity-p99.svg)"), "{md}");
+    let svg = std::fs::read_to_string(out.join("charts/capacity-p99.svg")).unwrap();
+    for t in [slots.as_str(), "model:event-loop"] {
+        assert!(svg.contains(&format!(">{t}</text>")), "a panel for {t}");
+    }
+    assert_eq!(
+        svg.matches("<title>objective: p99 &lt; 10 ms</title>")
+            .count(),
+        4,
+        "two ends of the objective in each of two panels"
+    );
+    assert!(
+        svg.contains("; failed: "),
+        "a failed rate's tooltip says why"
+    );
     assert!(!md.contains("Nothing can be concluded"), "{md}");
 }

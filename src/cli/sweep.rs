@@ -11,7 +11,7 @@ use clap::{ArgMatches, Args};
 
 use super::cpus::{self, parse_cpus, CpuCount};
 use super::fail_on::{self, Conditions};
-use super::sweep_capacity::capacity_into;
+use super::sweep_capacity::{capacity_into, CapacityFlags, RATE_CONNECTIONS};
 use super::sweep_progress::{say, SweepProgress};
 use super::values::{parse_duration, rate_list, UsageError};
 use crate::lab::execute::{self, SweepOutcome};
@@ -157,11 +157,6 @@ pub struct SweepArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
-
-/// Connections per cell that carry an offered rate when --concurrency is
-/// not given: enough for tens of thousands of requests/s over loopback,
-/// few enough for any server that takes connections at all.
-pub const RATE_CONNECTIONS: usize = 50;
 
 fn parse_slow(s: &str) -> Result<SlowAttack, String> {
     s.parse()
@@ -321,7 +316,15 @@ impl SweepArgs {
             return Err(usage("--threads must be at least 1"));
         }
         plan.threads = self.threads;
-        capacity_into(&self, &mut plan)?;
+        let flags = CapacityFlags {
+            capacity: self.capacity,
+            slo: self.slo,
+            shards: self.shards.is_some(),
+            concurrency: &self.concurrency,
+            duration: &self.duration,
+            rates: !self.rate.is_empty(),
+        };
+        capacity_into(&flags, &mut plan)?;
         let out = self.out.clone().unwrap_or_else(execute::default_out_dir);
         if let Some(count) = self.shards {
             let sp = ShardPlan {

@@ -3,10 +3,26 @@
 
 use std::time::Duration;
 
-use super::sweep::{SweepArgs, RATE_CONNECTIONS};
 use super::values::UsageError;
-use crate::lab::capacity::CapacityPlan;
+use crate::lab::capacity::settings::CapacityPlan;
 use crate::lab::plan::SweepPlan;
+use crate::results::capacity::Objective;
+
+/// Connections per cell that carry an offered rate when --concurrency is
+/// not given: enough for tens of thousands of requests/s over loopback,
+/// few enough for any server that takes connections at all.
+pub const RATE_CONNECTIONS: usize = 50;
+
+/// The sweep flags a capacity search reads.
+pub struct CapacityFlags<'a> {
+    pub capacity: bool,
+    pub slo: Option<Objective>,
+    pub shards: bool,
+    pub concurrency: &'a [usize],
+    pub duration: &'a [Duration],
+    /// --rate was given: the cells are made too.
+    pub rates: bool,
+}
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -14,16 +30,16 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 
 /// `--capacity` and `--slo`: one search per target and keep-alive
 /// setting, on one path and one connection count.
-pub fn capacity_into(args: &SweepArgs, plan: &mut SweepPlan) -> anyhow::Result<()> {
+pub fn capacity_into(args: &CapacityFlags, plan: &mut SweepPlan) -> anyhow::Result<()> {
     if !args.capacity {
         return Ok(());
     }
-    if args.shards.is_some() {
+    if args.shards {
         return Err(usage(
             "--capacity runs each probe from this process; it does not go with --shards",
         ));
     }
-    let concurrency = match args.concurrency.as_slice() {
+    let concurrency = match args.concurrency {
         [] => RATE_CONNECTIONS,
         [c] => *c,
         _ => {
@@ -35,7 +51,7 @@ pub fn capacity_into(args: &SweepArgs, plan: &mut SweepPlan) -> anyhow::Result<(
     if plan.paths.len() > 1 {
         return Err(usage("--capacity searches one --path; give one"));
     }
-    let run_time = match args.duration.as_slice() {
+    let run_time = match args.duration {
         [] => Duration::from_secs(1),
         [d] => *d,
         _ => {
@@ -56,6 +72,6 @@ pub fn capacity_into(args: &SweepArgs, plan: &mut SweepPlan) -> anyhow::Result<(
         round_steps: CapacityPlan::ROUND_STEPS,
         common_share: None,
     });
-    plan.cells = !args.rate.is_empty();
+    plan.cells = args.rates;
     Ok(())
 }

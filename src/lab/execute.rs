@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::capacity::{self, CapacityPlan, Subject};
+use super::capacity::settings::CapacityPlan;
+use super::capacity::{self, Subject};
 use super::conditions;
 use super::diagnose::diagnose;
 use super::idle::IdleWatch;
@@ -97,15 +98,7 @@ pub fn run(
     on_event: &mut dyn FnMut(SweepEvent),
 ) -> anyhow::Result<SweepOutcome> {
     let existing = open_results(out)?;
-    // Appended to a file without the column, an open-loop row would read
-    // back as closed loop.
-    if plan.rates.iter().any(Option::is_some) && raw::older_columns(out).iter().any(|c| c == "rate")
-    {
-        anyhow::bail!(
-            "{} was begun by an older loadlab without the rate column: give --rate sweeps a new --out",
-            out.join(raw::RAW_CSV).display()
-        );
-    }
+    refuse_rates_into_older(plan, out)?;
     let installed = Installed {
         nginx: find_nginx().is_some(),
         go: find_go().is_some(),
@@ -217,6 +210,19 @@ fn search_capacity(
         on_event(SweepEvent::Note(
             "no target sustained the lowest rate tried, so there is no common rate: the cells run closed loop",
         ));
+    }
+    Ok(())
+}
+
+/// Appended to a raw.csv without the rate column, an open-loop row would
+/// read back as closed loop: such a sweep is refused.
+fn refuse_rates_into_older(plan: &SweepPlan, out: &Path) -> anyhow::Result<()> {
+    let older = raw::older_columns(out).iter().any(|c| c == "rate");
+    if older && plan.rates.iter().any(Option::is_some) {
+        anyhow::bail!(
+            "{} was begun by an older loadlab without the rate column: give --rate sweeps a new --out",
+            out.join(raw::RAW_CSV).display()
+        );
     }
     Ok(())
 }

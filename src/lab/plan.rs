@@ -100,7 +100,7 @@ pub struct SweepPlan {
     pub shards: Option<super::shards::ShardPlan>,
     /// `--capacity`: search each target's capacity before the cells (and,
     /// with no cells asked for, instead of them).
-    pub capacity: Option<super::capacity::CapacityPlan>,
+    pub capacity: Option<super::capacity::settings::CapacityPlan>,
     /// With `capacity`: the cells are made too (`--rate` given, or the
     /// bare run's common rate); otherwise the search is the whole sweep.
     pub cells: bool,

@@ -225,16 +225,16 @@ pub fn default_plan() -> SweepPlan {
     p.keepalive = vec![true, false];
     p.loads = vec![Load::Duration(DEFAULT_CELL)];
     p.min_time = DEFAULT_CELL;
-    p.capacity = Some(super::capacity::CapacityPlan {
+    p.capacity = Some(super::capacity::settings::CapacityPlan {
         objective: crate::results::capacity::Objective::default(),
         keepalive: vec![true],
         concurrency: DEFAULT_CONNECTIONS,
         path: p.paths[0].clone(),
         run_time: DEFAULT_CELL,
-        floor: super::capacity::CapacityPlan::FLOOR,
-        ceiling: super::capacity::CapacityPlan::CEILING,
+        floor: super::capacity::settings::CapacityPlan::FLOOR,
+        ceiling: super::capacity::settings::CapacityPlan::CEILING,
         rounds: p.repeat,
-        round_steps: super::capacity::CapacityPlan::ROUND_STEPS,
+        round_steps: super::capacity::settings::CapacityPlan::ROUND_STEPS,
         common_share: Some(COMMON_SHARE),
     });
     p

@@ -1,9 +1,12 @@
 //! Findings from what each run recorded beyond its figures: answers
 //! counted with a violation, and the kernel's TCP counters (a listen queue
-//! that overflowed, other traffic beside the runs), per target.
+//! that overflowed, other traffic beside the runs), per target; and the
+//! host's own load at the start and end of the sweep.
 
 use super::{Finding, Kind};
 use crate::report::summary::{SummaryRow, SweepSummary};
+use crate::results::raw::Machine;
+use crate::results::sweep_info::SweepInfo;
 
 /// Per target, what its runs' evidence says: answers counted with a
 /// violation, a listen queue that overflowed, other traffic beside it.
@@ -113,4 +116,26 @@ fn kinds_of(s: &SweepSummary, target: &str) -> String {
     }
     let parts: Vec<String> = by.iter().map(|(k, n)| format!("{k} {n}")).collect();
     parts.join(", ")
+}
+
+/// The host was busy at the start or end of the sweep.
+pub fn busy_host(info: Option<&SweepInfo>, machine: Option<&Machine>) -> Option<Finding> {
+    let info = info?;
+    let cores = machine.map(|m| m.cores);
+    let mut parts = Vec::new();
+    for (when, h) in [("start", &info.host_start), ("end", &info.host_end)] {
+        if let Some(h) = h {
+            let why = h.busy_reasons(cores, when == "end");
+            if !why.is_empty() {
+                parts.push(format!("at the {when}, {}", why.join("; ")));
+            }
+        }
+    }
+    (!parts.is_empty()).then(|| Finding {
+        kind: Kind::BusyHost,
+        text: format!(
+            "The host was busy ({}): the results may be slower and noisier than on a quiet machine.",
+            parts.join("; ")
+        ),
+    })
 }

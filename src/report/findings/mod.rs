@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+mod capacity;
 mod cost;
 pub mod defects;
 mod evidence;
@@ -91,7 +92,7 @@ pub fn findings(
         .collect();
     // What is decided leads: capacity, the cost ranking, then who serves
     // most.
-    let (mut out, capacity_decided) = capacity.map(super::capacity::findings).unwrap_or_default();
+    let (mut out, capacity_decided) = capacity.map(capacity::findings).unwrap_or_default();
     let (costs, cost_decided) = cost::rankings(&cells, &words);
     out.extend(costs);
     let leads = leads(&cells, &words);
@@ -111,7 +112,7 @@ pub fn findings(
     }));
     out.extend(flagged(s, &cells, &words));
     out.extend(evidence::sentences(s));
-    out.extend(busy_host(info, machine));
+    out.extend(evidence::busy_host(info, machine));
     // A search alone has no cells: its bounds are said above.
     if !(concluded || cells.is_empty() && capacity.is_some()) {
         out.push(nothing(s, &cells));
@@ -545,27 +546,6 @@ fn flagged(s: &SweepSummary, cells: &[Cell], w: &Words) -> Vec<Finding> {
         }
     }
     out
-}
-
-fn busy_host(info: Option<&SweepInfo>, machine: Option<&Machine>) -> Option<Finding> {
-    let info = info?;
-    let cores = machine.map(|m| m.cores);
-    let mut parts = Vec::new();
-    for (when, h) in [("start", &info.host_start), ("end", &info.host_end)] {
-        if let Some(h) = h {
-            let why = h.busy_reasons(cores, when == "end");
-            if !why.is_empty() {
-                parts.push(format!("at the {when}, {}", why.join("; ")));
-            }
-        }
-    }
-    (!parts.is_empty()).then(|| Finding {
-        kind: Kind::BusyHost,
-        text: format!(
-            "The host was busy ({}): the results may be slower and noisier than on a quiet machine.",
-            parts.join("; ")
-        ),
-    })
 }
 
 fn nothing(s: &SweepSummary, cells: &[Cell]) -> Finding {

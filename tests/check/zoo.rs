@@ -95,6 +95,14 @@ fn holds(c: &Case) {
             assert_eq!(r.code, 0, "{why}");
             continue;
         }
+        // The shared receive buffer loses a request whenever another
+        // connection's bytes land within PARAM ms of it; on a loaded host
+        // the robustness probe's good GET after the bad inputs can be that
+        // request (seen twice in CI). It is this defect showing through
+        // another probe, so it may stand beside it, and nothing else.
+        if c.file == "crossed_responses.py" {
+            bad.retain(|(id, v)| !(id == "crash-on-bad-input" && v == "fail"));
+        }
         assert_eq!(bad, [(c.id.to_string(), c.level.to_string())], "{why}");
         assert!(!r.evidence(c.id).is_empty(), "{why}");
         assert_eq!(r.code, if c.level == "fail" { 3 } else { 0 }, "{why}");

@@ -30,24 +30,14 @@ import zoo_base
 
 SHARED = bytearray(zoo_base.RECV_SIZE)  # one receive buffer for everyone
 shared_len = 0  # how much of SHARED was filled, by whichever thread
-# Reads this long or longer are bulk (a 64 KiB request line, a body),
-# not a head's pieces, and stay private: read through SHARED, the bad-input
-# probe's long line, still arriving on a loaded host, stood in for the
-# next good request, which then waited for the rest of a line (check
-# reported crash-on-bad-input, a defect this server does not have).
-BULK = 1024
 
 
 class SharedBuffer(zoo_base.Server):
     def recv(self, sock, conn):
         global shared_len
-        mine = bytearray(zoo_base.RECV_SIZE)
-        n = sock.recv_into(mine)
+        n = sock.recv_into(SHARED)
         if n == 0:
             return b""  # the client closed
-        if n >= BULK:
-            return bytes(mine[:n])
-        SHARED[:n] = mine[:n]
         shared_len = n
         time.sleep(self.param / 1000)  # "work" on the buffer
         return bytes(SHARED[:shared_len])

@@ -1,15 +1,20 @@
 //! The capacity search drawn: p99 latency against offered rate from
 //! capacity.json's probes, one small multiple per target (ten lines on
 //! one panel pile up), each with the objective drawn across it, on a grid
-//! as wide as the page. A hollow marker is a rate that failed (failed
-//! requests, rate-short or the objective missed).
+//! as wide as the page; a hollow marker is a rate that failed (failed
+//! requests, rate-short or the objective missed). Then the capacities
+//! found, as bars with their intervals, bounds drawn as bounds.
 
+use super::axis::spans;
+use super::bars::{self, Bar, BarPanel, BarSpec, Bound};
 use super::charts::Chart;
 use super::plot::{self, ChartSpec, Panel, Point, Series};
-use crate::results::capacity::{Capacity, CapacityFile};
+use crate::results::capacity::{Capacity, CapacityFile, Outcome};
 
 /// The chart's file under charts/.
 pub const FILE: &str = "capacity-p99.svg";
+/// The capacity bars' file under charts/.
+pub const BARS_FILE: &str = "capacity.svg";
 /// Panels per row: five fill the page at the plot's panel width.
 const COLUMNS: usize = 5;
 /// The palette's grey, for the objective.
@@ -115,5 +120,50 @@ pub fn chart(f: &CapacityFile, colors: &[String]) -> Option<Chart> {
         file: FILE.into(),
         title: spec.title.clone(),
         svg: plot::svg(&spec),
+    })
+}
+
+/// The capacities as bars, one panel per setting, or None without
+/// results. A bound is drawn open with its arrow: never as a capacity.
+pub fn bars_chart(f: &CapacityFile, colors: &[String]) -> Option<Chart> {
+    let panels: Vec<BarPanel> = f
+        .settings()
+        .into_iter()
+        .map(|s| BarPanel {
+            bars: f
+                .results
+                .iter()
+                .filter(|c| c.setting() == s)
+                .map(|c| Bar {
+                    label: c.target.clone(),
+                    value: c.rate,
+                    ci: c.ci95_low.zip(c.ci95_high),
+                    bound: match c.outcome {
+                        Outcome::Capacity => Bound::Value,
+                        Outcome::ClientLimit | Outcome::Above => Bound::AtLeast,
+                        Outcome::Below => Bound::Below,
+                    },
+                    color: colors.iter().position(|t| *t == c.target).unwrap_or(0),
+                    text: c.text(),
+                    tip: format!("{}, {s}: {} requests/s", c.target, c.text()),
+                })
+                .collect(),
+            title: s,
+        })
+        .collect();
+    if panels.is_empty() {
+        return None;
+    }
+    let spec = BarSpec {
+        title: format!("Capacity within {} (requests/s)", f.objective.text()),
+        x_label: "highest offered rate served (requests/s)".into(),
+        log: spans(f.results.iter().map(|c| c.rate), 10.0),
+        panels,
+    };
+    Some(Chart {
+        experiment: String::new(),
+        file: BARS_FILE.into(),
+        title: spec.title.clone(),
+        svg: bars::svg(&spec),
     })
 }

@@ -5,10 +5,12 @@
 //! often it runs.
 
 pub mod axis;
+pub mod bars;
 pub mod baseline;
 pub mod capacity;
 pub mod capacity_chart;
 pub mod charts;
+pub mod cost_chart;
 pub mod e1;
 pub mod explain;
 pub mod findings;
@@ -191,12 +193,22 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     let s: SweepSummary = inputs.summary();
     let found = inputs.findings(&s);
     let mut charts = charts::all(&s)?;
-    let capacity_chart = inputs
-        .capacity
-        .as_ref()
-        .and_then(|f| capacity_chart::chart(f, &charts::target_order(&s)));
-    // Drawn in the Capacity part of the page, not an experiment's.
-    charts.extend(capacity_chart.clone());
+    // The charts that answer, in the order the page shows them above the
+    // experiments: latency against offered rate, capacity, cost at equal
+    // load.
+    let colors = charts::target_order(&s);
+    let answer_charts: Vec<charts::Chart> = match inputs.capacity.as_ref() {
+        Some(f) => vec![
+            capacity_chart::chart(f, &colors),
+            capacity_chart::bars_chart(f, &colors),
+        ],
+        None => vec![],
+    }
+    .into_iter()
+    .chain([cost_chart::chart(&s, &colors)])
+    .flatten()
+    .collect();
+    charts.extend(answer_charts.iter().cloned());
     let m = inputs.machine.as_ref();
     let mut files = Vec::new();
 
@@ -261,7 +273,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         checked,
         split: split.as_deref(),
         capacity: capacity_table.as_ref(),
-        capacity_chart: capacity_chart.as_ref(),
+        answer_charts: &answer_charts,
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

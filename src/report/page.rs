@@ -117,8 +117,9 @@ pub struct Doc<'a> {
     pub split: Option<&'a str>,
     /// The capacity table, when the sweep searched capacities.
     pub capacity: Option<&'a Table>,
-    /// Its chart: latency against offered rate per target.
-    pub capacity_chart: Option<&'a Chart>,
+    /// The charts that answer, shown with it: latency against offered
+    /// rate, capacity, server CPU per request at equal load.
+    pub answer_charts: &'a [Chart],
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -134,11 +135,11 @@ pub fn markdown(d: &Doc) -> String {
         checked,
         split,
         capacity,
-        capacity_chart,
+        answer_charts,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
-    o.push_str(&targets::markdown(checked));
     o.push_str(&findings_markdown(findings));
+    o.push_str(&targets::markdown(checked));
     o.push_str(&format!("{}\n\n", counts(raw)));
     if let Some(split) = split {
         o.push_str(&format!("{split}\n\n"));
@@ -146,7 +147,7 @@ pub fn markdown(d: &Doc) -> String {
     if let Some(t) = capacity {
         o.push_str(&t.to_markdown(2));
     }
-    if let Some(c) = capacity_chart {
+    for c in answer_charts {
         o.push_str(&format!("![{}](charts/{})\n\n", c.title, c.file));
     }
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
@@ -302,12 +303,12 @@ pub fn html(d: &Doc) -> String {
         checked,
         split,
         capacity,
-        capacity_chart,
+        answer_charts,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
-    o.push_str(&targets::html(checked));
     o.push_str(&findings_html(findings));
+    o.push_str(&targets::html(checked));
     o.push_str(&format!("<p>{}</p>\n", esc(&counts(raw))));
     if let Some(split) = split {
         o.push_str(&format!("<p>{}</p>\n", esc(split)));
@@ -315,8 +316,8 @@ pub fn html(d: &Doc) -> String {
     if let Some(t) = capacity {
         o.push_str(&table_html(t, 2));
     }
-    if let Some(c) = capacity_chart {
-        o.push_str(&charts_html(&[c]));
+    if !answer_charts.is_empty() {
+        o.push_str(&charts_html(&answer_charts.iter().collect::<Vec<_>>()));
     }
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {

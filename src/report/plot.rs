@@ -171,6 +171,17 @@ fn layout(spec: &ChartSpec) -> Layout {
     }
 }
 
+/// A tick of a value axis across the bottom: its grid line from `top`
+/// to `bottom` and its label below.
+pub fn x_tick(o: &mut String, x: f64, top: f64, bottom: f64, label: &str) {
+    let _ = writeln!(
+        o,
+        "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"#e4e4e4\"/>\n\
+         <text x=\"{x:.1}\" y=\"{}\" font-size=\"{TICK_PX}\" text-anchor=\"middle\">{label}</text>",
+        bottom + 16.0
+    );
+}
+
 /// The chart as an SVG document.
 pub fn svg(spec: &ChartSpec) -> String {
     let l = layout(spec);
@@ -289,14 +300,7 @@ fn draw_panel(o: &mut String, spec: &ChartSpec, p: &Panel, f: &Frame, first_col:
             continue;
         }
         last_label = x;
-        let _ = writeln!(
-            o,
-            "<line x1=\"{x:.1}\" y1=\"{y0}\" x2=\"{x:.1}\" y2=\"{}\" stroke=\"#e4e4e4\"/>\n\
-             <text x=\"{x:.1}\" y=\"{}\" font-size=\"{TICK_PX}\" text-anchor=\"middle\">{}</text>",
-            y0 + PANEL_H,
-            y0 + PANEL_H + 16.0,
-            axis_tick(t)
-        );
+        x_tick(o, x, y0, y0 + PANEL_H, &axis_tick(t));
     }
     for s in &p.series {
         draw_series(o, s, f);

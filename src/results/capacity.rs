@@ -144,6 +144,15 @@ pub struct Capacity {
 impl Capacity {
     /// `rate` with its interval, as the tables show it: "12,000 (11,500 to
     /// 12,400)/s", "≥ 60,000 (client limit)", "< 1,000".
+    /// "keep-alive on, c=50": the setting the search held the target in.
+    pub fn setting(&self) -> String {
+        format!(
+            "keep-alive {}, c={}",
+            if self.keepalive { "on" } else { "off" },
+            self.concurrency
+        )
+    }
+
     pub fn text(&self) -> String {
         let n = |v: f64| thousands(v.round() as u64);
         match self.outcome {
@@ -201,6 +210,19 @@ pub struct CapacityFile {
     /// The rate the sweep's cells were then offered (the bare run: half
     /// the lowest capacity), if any.
     pub common_rate: Option<f64>,
+}
+
+impl CapacityFile {
+    /// The settings searched, each once, in the order results name them.
+    pub fn settings(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.results.iter().map(Capacity::setting) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
 }
 
 /// Writes capacity.json whole: a report rendered meanwhile never reads

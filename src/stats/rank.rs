@@ -41,6 +41,22 @@ pub fn groups(
     out
 }
 
+/// The ends of each "≈" chain that are told apart although every
+/// neighbour holds 1 with the next (a ≈ b ≈ c, yet a and c differ): the
+/// pair (first, last) of each such group. A reader must not take a chain
+/// for a set of equals.
+pub fn ends_apart(
+    groups: &[Vec<usize>],
+    decided: impl Fn(usize, usize) -> bool,
+) -> Vec<(usize, usize)> {
+    groups
+        .iter()
+        .filter(|g| g.len() > 2)
+        .map(|g| (g[0], g[g.len() - 1]))
+        .filter(|&(a, b)| decided(a, b))
+        .collect()
+}
+
 /// "a ≈ b, then c, then d ≈ e": the groups in words.
 pub fn sentence(groups: &[Vec<usize>], name: impl Fn(usize) -> String) -> String {
     groups
@@ -67,6 +83,10 @@ mod tests {
             sentence(&g, |i| names[i].to_string()),
             "el ≈ uring ≈ re, then tpc, then pool"
         );
+        // 11.2 and 12.8 are told apart though each is ≈ 11.5.
+        let chain = |a: usize, b: usize| (est[b] / est[a]) > 1.1;
+        assert_eq!(ends_apart(&g, chain), vec![(1, 3)]);
+        assert!(ends_apart(&g, decided).is_empty());
         let up = groups(&[1.0, 3.0, 2.0], Order::HighFirst, |_, _| true);
         assert_eq!(up, vec![vec![1], vec![2], vec![0]]);
         assert!(groups(&[], Order::HighFirst, |_, _| true).is_empty());

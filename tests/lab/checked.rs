@@ -1,8 +1,7 @@
 //! A sweep checks each target's framing and connections before its first
-//! run: the report opens with a Targets section that names a broken
-//! server's defect with its evidence and fix, the findings say what it
-//! does to the numbers, sweep.json keeps the diagnosis, and `--no-check`
-//! leaves it out.
+//! run: the report's findings open with a broken server's defect and what
+//! it does to the numbers, a Targets section after them gives its evidence
+//! and fix, sweep.json keeps the diagnosis, and `--no-check` leaves it out.
 
 use crate::common::zoo;
 use loadlab::results::sweep_info::{SweepInfo, SWEEP_JSON};
@@ -29,10 +28,14 @@ fn a_sweep_opens_with_each_target_s_diagnosis() {
     let (stdout, stderr, code) = sweep(&args, &out);
     assert_eq!(code, 0, "{stderr}");
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    // The findings open the report, the defect first among them; the
+    // Targets section with the evidence follows.
     let targets = md.find("## Targets").expect("a Targets section");
+    let findings = md.find("## Findings").unwrap();
+    assert!(findings < targets, "Findings first: {md}");
     assert!(
-        targets < md.find("## Findings").unwrap(),
-        "Targets first: {md}"
+        md[findings..].starts_with(&format!("## Findings\n\n- {broken}")),
+        "the defect leads the findings: {md}"
     );
     assert!(
         md.contains(&format!("{extra} bytes after a 6-byte body")),

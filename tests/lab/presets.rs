@@ -271,6 +271,11 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
         findings.contains("server CPU per request (µs), cheapest first"),
         "{findings}"
     );
+    // The charts that answer: capacity as bars, cost at the common rate.
+    for chart in ["capacity-p99.svg", "capacity.svg", "cpu-at-rate.svg"] {
+        assert!(md.contains(&format!("(charts/{chart})")), "{chart}: {md}");
+        assert!(report.join("charts").join(chart).is_file(), "{chart}");
+    }
     let info = sweep_json(&report);
     assert_eq!(
         (info["command"].as_str(), info["min_time_s"].as_f64()),

@@ -13,6 +13,7 @@ mod capacity;
 mod cost;
 pub mod defects;
 mod evidence;
+mod undecided;
 
 use super::num::fixed;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
@@ -61,6 +62,9 @@ pub enum Kind {
     Kernel,
     /// A target that burned CPU while another was measured.
     BusyIdle,
+    /// What the rankings could not decide, and why: bounds the client
+    /// set, differences within the rounds' noise.
+    Undecided,
     /// A defect the check before the runs found in a target.
     Defect,
     /// Nothing can be concluded, and why.
@@ -92,12 +96,13 @@ pub fn findings(
         .collect();
     // What is decided leads: capacity, the cost ranking, then who serves
     // most.
-    let (mut out, capacity_decided) = capacity.map(capacity::findings).unwrap_or_default();
-    let (costs, cost_decided) = cost::rankings(&cells, &words);
-    out.extend(costs);
+    let mut caps = capacity.map(capacity::findings).unwrap_or_default();
+    let mut costs = cost::rankings(&cells, &words);
     let leads = leads(&cells, &words);
     let knees = knees(&cells, &words);
-    let concluded = capacity_decided || cost_decided || !leads.is_empty() || !knees.is_empty();
+    let concluded = caps.decided || costs.decided || !leads.is_empty() || !knees.is_empty();
+    let mut out = std::mem::take(&mut caps.findings);
+    out.append(&mut costs.findings);
     out.extend(leads);
     out.extend(knees);
     // A defect explains the numbers: it goes first, but concludes nothing.
@@ -106,6 +111,7 @@ pub fn findings(
         defects::sentences(info.map_or(&[][..], |i| &i.diagnoses)),
     );
     out.extend(latency(&cells, &words));
+    out.extend(undecided::finding(&[&caps, &costs]));
     out.extend(super::slow::sentences(s).into_iter().map(|text| Finding {
         kind: Kind::SlowClients,
         text,

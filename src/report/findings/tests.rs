@@ -295,4 +295,14 @@ fn cost_ranks_cheapest_first_in_groups_its_intervals_decide() {
     assert!(t.contains(", then pool "), "{t}");
     assert_eq!(f[0].kind, Kind::Cost, "the decided ranking leads: {f:#?}");
     assert!(!kinds(&f).contains(&Kind::Nothing), "{f:#?}");
+    // What it could not split is said after the rankings, with why.
+    let u = text(&f, Kind::Undecided);
+    assert!(
+        u.starts_with(
+            "Not decided, and why: server CPU per request of el ≈ uring (c=50): within ±"
+        ) && u.contains("% (the widest paired interval of 3 rounds), noise."),
+        "{u}"
+    );
+    let at = |k: Kind| kinds(&f).iter().position(|x| *x == k);
+    assert!(at(Kind::Undecided) > at(Kind::Cost), "{f:#?}");
 }

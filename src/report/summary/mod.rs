@@ -46,6 +46,16 @@ impl Group {
         self.runs.iter().map(|r| (r.repeat, r.ok_rps)).collect()
     }
 
+    /// Server CPU µs per completed response in each round; rounds where
+    /// the server was not watched or answered nothing are left out.
+    pub fn cpu_us_by_round(&self) -> Vec<(u64, f64)> {
+        self.runs
+            .iter()
+            .filter(|r| r.server_rss_peak_kb > 0 && r.complete > 0 && r.server_cpu_ms > 0.0)
+            .map(|r| (r.repeat, r.server_cpu_ms * 1000.0 / r.complete as f64))
+            .collect()
+    }
+
     /// Answered requests per second over the runs, with its interval.
     pub fn rps(&self) -> Interval {
         let v: Vec<f64> = self.runs.iter().map(|r| r.ok_rps).collect();

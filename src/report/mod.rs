@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod capacity;
 pub mod capacity_chart;
 pub mod charts;
+pub mod compare;
 pub mod e1;
 pub mod explain;
 pub mod findings;

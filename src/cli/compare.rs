@@ -52,15 +52,17 @@ pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let (a, b) = match (args.a.as_slice(), args.vs.is_empty()) {
         ([a, b], true) => (vec![a.clone()], vec![b.clone()]),
         (_, true) => {
-            return Err(UsageError(
-                "give two results (loadlab compare A B) or A --vs B".into(),
+            return Err(
+                UsageError("give two results (loadlab compare A B) or A --vs B".into()).into(),
             )
-            .into())
         }
         (a, false) => (a.to_vec(), args.vs.clone()),
     };
     let usage = |e: crate::report::InputError| UsageError(e.to_string());
-    let (sa, sb) = (side::load(&a).map_err(usage)?, side::load(&b).map_err(usage)?);
+    let (sa, sb) = (
+        side::load(&a).map_err(usage)?,
+        side::load(&b).map_err(usage)?,
+    );
     let c = compare(&sa, &sb, args.force).map_err(usage)?;
     let text = match args.format {
         Format::Text => render::text(&c),

@@ -126,7 +126,7 @@ fn welch_on_logs(estimate: f64, (va, na): (f64, usize), (vb, nb): (f64, usize)) 
 /// `None` when a set is empty or holds a value that is not positive; no
 /// interval with fewer than two repeats on either side.
 pub fn log_welch(a: &[f64], b: &[f64]) -> Option<Ratio> {
-    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| !(*v > 0.0)) {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
     let logs = |v: &[f64]| Interval::of(&v.iter().map(|x| x.ln()).collect::<Vec<_>>());

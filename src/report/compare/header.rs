@@ -25,13 +25,11 @@ pub fn header(a: &Side, b: &Side, m: &Matched<'_>, force: bool) -> Header {
             s.version.as_deref().unwrap_or("unknown")
         ));
     }
-    h.lines.push(same_or("loadlab version", &a.version, &b.version));
+    h.lines
+        .push(same_or("loadlab version", &a.version, &b.version));
     machine(&mut h, a.machine.as_ref(), b.machine.as_ref());
-    h.lines.push(format!(
-        "load settings: A {}; B {}",
-        loads(a),
-        loads(b)
-    ));
+    h.lines
+        .push(format!("load settings: A {}; B {}", loads(a), loads(b)));
     let differ = m.pairs.iter().filter(|p| p.load_differs).count();
     if differ > 0 {
         h.warnings.push(if force {
@@ -42,7 +40,8 @@ pub fn header(a: &Side, b: &Side, m: &Matched<'_>, force: bool) -> Header {
     }
     for (name, s) in [("A", a), ("B", b)] {
         if !s.cpu_split.is_empty() {
-            h.lines.push(format!("CPU split {name}: {}", s.cpu_split.join("; ")));
+            h.lines
+                .push(format!("CPU split {name}: {}", s.cpu_split.join("; ")));
         }
         for l in &s.host {
             h.lines.push(format!("host {name} {l}"));

@@ -16,7 +16,12 @@ use crate::results::whole::write_whole;
 use crate::stats::Interval;
 
 /// Metrics drawn, when measured.
-const DRAWN: [Metric; 4] = [Metric::Rps, Metric::P99, Metric::CpuPerRequest, Metric::AggregateMbps];
+const DRAWN: [Metric; 4] = [
+    Metric::Rps,
+    Metric::P99,
+    Metric::CpuPerRequest,
+    Metric::AggregateMbps,
+];
 
 /// The x a cell is drawn at: its offered rate, else its concurrency (or
 /// stress clients); None for a cell with neither.
@@ -55,7 +60,9 @@ fn chart(c: &Comparison<'_>, m: Metric) -> Option<Chart> {
     let mut panels: Vec<Panel> = Vec::new();
     let mut x_name = "";
     for cell in &c.cells {
-        let Some((xn, x)) = x_of(cell.pair.a) else { continue };
+        let Some((xn, x)) = x_of(cell.pair.a) else {
+            continue;
+        };
         x_name = xn;
         let title = panel_of(cell.pair.a, xn);
         let i = match panels.iter().position(|p| p.title == title) {

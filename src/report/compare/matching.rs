@@ -80,35 +80,28 @@ pub fn match_cells<'a>(a: &'a Side, b: &'a Side) -> Matched<'a> {
     let kb: Vec<Key> = b.cells.iter().map(|c| keying.key(c)).collect();
     let mut used = vec![false; b.cells.len()];
     let mut out = Matched::default();
-    let mut unmatched = Vec::new();
-    for ca in &a.cells {
-        let k = keying.key(ca);
-        let hit = (0..b.cells.len()).find(|&i| !used[i] && kb[i] == k && b.cells[i].load == ca.load);
-        match hit {
-            Some(i) => {
-                used[i] = true;
-                out.pairs.push(Pair {
-                    a: ca,
-                    b: &b.cells[i],
-                    load_differs: false,
-                });
+    let mut left: Vec<&Cell> = a.cells.iter().collect();
+    for same_load in [true, false] {
+        let mut rest = Vec::new();
+        for ca in left {
+            let k = keying.key(ca);
+            let fits =
+                |i: usize| !used[i] && kb[i] == k && (!same_load || b.cells[i].load == ca.load);
+            match (0..b.cells.len()).find(|&i| fits(i)) {
+                Some(i) => {
+                    used[i] = true;
+                    out.pairs.push(Pair {
+                        a: ca,
+                        b: &b.cells[i],
+                        load_differs: b.cells[i].load != ca.load,
+                    });
+                }
+                None => rest.push(ca),
             }
-            None => unmatched.push((ca, k)),
         }
+        left = rest;
     }
-    for (ca, k) in unmatched {
-        match (0..b.cells.len()).find(|&i| !used[i] && kb[i] == k) {
-            Some(i) => {
-                used[i] = true;
-                out.pairs.push(Pair {
-                    a: ca,
-                    b: &b.cells[i],
-                    load_differs: true,
-                });
-            }
-            None => out.only_a.push(ca),
-        }
-    }
+    out.only_a = left;
     out.only_b = (0..b.cells.len())
         .filter(|&i| !used[i])
         .map(|i| &b.cells[i])

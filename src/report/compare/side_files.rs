@@ -69,8 +69,9 @@ fn read_bench(f: &Path) -> Result<Value, InputError> {
         return Err(bad("no such file or directory".into()));
     }
     let body = std::fs::read(f).map_err(|e| bad(e.to_string()))?;
-    let doc: Value = serde_json::from_slice(&body)
-        .map_err(|_| bad("not a loadlab result (a sweep or stress directory, or bench JSON)".into()))?;
+    let doc: Value = serde_json::from_slice(&body).map_err(|_| {
+        bad("not a loadlab result (a sweep or stress directory, or bench JSON)".into())
+    })?;
     if !text(&doc["schema"]).starts_with(BENCH_SCHEMA) || !doc["run"].is_object() {
         return Err(bad(
             "not a loadlab result (a sweep or stress directory, or bench JSON)".into(),

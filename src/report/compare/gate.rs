@@ -83,11 +83,11 @@ pub fn held(gates: &[Gate], cells: &[CellResult<'_>], shown: &[&str]) -> Vec<Str
             };
             let limit = 1.0 + g.change;
             if (g.below && hi < limit) || (!g.below && lo > limit) {
+                let cell = [target_label(&c.pair), where_label(&c.pair, shown)];
                 out.push(format!(
-                    "--fail-on {}: {} {}: {} {}",
+                    "--fail-on {}: {}: {} {}",
                     g.text(),
-                    target_label(&c.pair),
-                    where_label(&c.pair, shown),
+                    cell.join(" ").trim_end(),
                     m.metric.label(),
                     ratio_label(m.ratio)
                 ));

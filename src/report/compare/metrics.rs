@@ -105,7 +105,10 @@ pub fn compare_pair(pair: Pair<'_>) -> CellResult<'_> {
 fn metric(pair: &Pair<'_>, m: Metric) -> MetricResult {
     let (va, vb) = (side_values(pair.a, m), side_values(pair.b, m));
     let ratio = log_welch(&vb, &va);
-    let double = double_ratio(pair.a, pair.b, m);
+    // Peak RSS has no per-run spread to take a double ratio over.
+    let double = (m != Metric::Rss)
+        .then(|| double_ratio(pair.a, pair.b, m))
+        .flatten();
     let bound = m == Metric::Rps && (pair.a.client_bound || pair.b.client_bound);
     let verdict = match ratio {
         None => Verdict::NoData,

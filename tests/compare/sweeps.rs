@@ -161,4 +161,14 @@ fn a_different_load_is_refused_unless_forced_and_lone_cells_are_listed() {
     assert!(text.contains("Cells on one side only"), "{text}");
     assert!(text.contains("| A only | model:event-loop | c=1"), "{text}");
     assert!(text.contains("| B only | model:event-loop | c=4"), "{text}");
+    // Another machine is a warning in the header, not a refusal.
+    let machine = std::path::Path::new(&b).join("machine.json");
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&machine).unwrap()).unwrap();
+    m["cpu_model"] = "Other CPU".into();
+    std::fs::write(&machine, m.to_string()).unwrap();
+    let (text, err, code) = compare(&[&a, &b, "--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("warning: different machine: A "), "{text}");
+    assert!(text.contains("B Other CPU"), "{text}");
 }

@@ -19,6 +19,7 @@ mod bench_tls;
 mod browser;
 mod check;
 mod clients;
+mod compare;
 mod conformance;
 mod echo_memory;
 mod file_races;

@@ -5,6 +5,7 @@
 mod bench;
 mod bench_ab;
 mod check;
+mod compare;
 mod cpus;
 mod default_run;
 mod emit_args;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Diagnose a server: framing, connections, bad input, concurrency
     /// and safety, each defect with evidence, rule and fix.
     Check(check::CheckArgs),
+    /// Compare two runs (sweep or stress directories, or bench JSONs):
+    /// each difference with its 95 % interval and a verdict.
+    Compare(compare::CompareArgs),
 }
 
 /// Parses the process arguments, runs, and returns the exit code.
@@ -109,6 +113,7 @@ pub fn main() -> i32 {
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Stress(args)) => stress::run(args),
         Some(Command::Check(args)) => check::run(args),
+        Some(Command::Compare(args)) => compare::run(args),
         // The main job on built-in defaults: a short comparison of every
         // model (and nginx when installed), a fresh report in
         // ./loadlab-report/.

@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod capacity;
 pub mod capacity_chart;
 pub mod charts;
+pub mod compare;
 pub mod cost_chart;
 pub mod e1;
 pub mod explain;

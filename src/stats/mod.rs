@@ -11,4 +11,4 @@ pub mod ratio;
 
 pub use interval::{t95, Interval, NOISY_CV};
 pub use kept::{rate_kept, RATE_KEPT};
-pub use ratio::{paired, unpaired, Decision, Ratio};
+pub use ratio::{log_welch, paired, unpaired, Decision, Ratio};

@@ -97,17 +97,53 @@ pub fn unpaired(a: &[f64], b: &[f64]) -> Option<Ratio> {
     // Squared relative standard errors of each mean.
     let va = (ia.sd / ia.mean).powi(2) / ia.n as f64;
     let vb = (ib.sd / ib.mean).powi(2) / ib.n as f64;
+    Some(Ratio {
+        estimate,
+        ci95: Some(welch_on_logs(estimate, (va, ia.n), (vb, ib.n))),
+        n,
+    })
+}
+
+/// The 95 % interval around `estimate` from two squared standard errors
+/// on the log scale, each with its number of repeats (two or more), with
+/// Welch's degrees of freedom.
+fn welch_on_logs(estimate: f64, (va, na): (f64, usize), (vb, nb): (f64, usize)) -> (f64, f64) {
     let se = (va + vb).sqrt();
     let df = if se == 0.0 {
-        ia.n + ib.n - 2
+        na + nb - 2
     } else {
-        let welch = (va + vb).powi(2) / (va * va / (ia.n - 1) as f64 + vb * vb / (ib.n - 1) as f64);
+        let welch = (va + vb).powi(2) / (va * va / (na - 1) as f64 + vb * vb / (nb - 1) as f64);
         (welch.floor() as usize).max(1)
     };
     let w = t95(df) * se;
+    (estimate * (-w).exp(), estimate * w.exp())
+}
+
+/// The ratio of two independent sets of repeats, `a / b`, as the ratio of
+/// their geometric means, with Welch's interval on the logarithms of the
+/// per-run values: runs of two different sweeps share no round, so
+/// nothing pairs them, and a rate or a latency spreads on the log scale.
+/// `None` when a set is empty or holds a value that is not positive; no
+/// interval with fewer than two repeats on either side.
+pub fn log_welch(a: &[f64], b: &[f64]) -> Option<Ratio> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|v| v.is_nan() || *v <= 0.0) {
+        return None;
+    }
+    let logs = |v: &[f64]| Interval::of(&v.iter().map(|x| x.ln()).collect::<Vec<_>>());
+    let (la, lb) = (logs(a), logs(b));
+    let estimate = (la.mean - lb.mean).exp();
+    let n = la.n.min(lb.n);
+    if n < 2 {
+        return Some(Ratio {
+            estimate,
+            ci95: None,
+            n,
+        });
+    }
+    let (va, vb) = (la.sd.powi(2) / la.n as f64, lb.sd.powi(2) / lb.n as f64);
     Some(Ratio {
         estimate,
-        ci95: Some((estimate * (-w).exp(), estimate * w.exp())),
+        ci95: Some(welch_on_logs(estimate, (va, la.n), (vb, lb.n))),
         n,
     })
 }
@@ -167,5 +203,23 @@ mod tests {
         // Known coverage: exact repeats give a zero-width interval.
         let z = unpaired(&[3.0, 3.0], &[1.5, 1.5]).unwrap();
         assert_eq!(z.ci95, Some((2.0, 2.0)));
+    }
+
+    #[test]
+    fn log_welch_is_the_ratio_of_geometric_means() {
+        let r = log_welch(&[20.0, 22.0, 18.0], &[10.0, 11.0, 9.0]).unwrap();
+        assert!((r.estimate - 2.0).abs() < 0.01, "{r:?}");
+        assert_eq!(r.decision(), Decision::Higher);
+        let (lo, hi) = r.ci95.unwrap();
+        let back = log_welch(&[10.0, 11.0, 9.0], &[20.0, 22.0, 18.0]).unwrap();
+        let (blo, bhi) = back.ci95.unwrap();
+        assert!((blo - 1.0 / hi).abs() < 1e-9 && (bhi - 1.0 / lo).abs() < 1e-9);
+        assert_eq!(
+            log_welch(&[10.0, 12.0], &[11.0, 10.5]).unwrap().decision(),
+            Decision::Undecided
+        );
+        assert!(log_welch(&[1.0], &[2.0, 3.0]).unwrap().ci95.is_none());
+        assert!(log_welch(&[0.0, 1.0], &[2.0, 3.0]).is_none());
+        assert!(log_welch(&[], &[2.0]).is_none());
     }
 }

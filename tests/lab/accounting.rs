@@ -1,0 +1,162 @@
+//! Server accounting (issue 44 item 1): every run of a server loadlab
+//! started carries its syscalls by kind, context switches, run-queue wait
+//! and user/system split, counted by perf over the measured window, and
+//! the figures agree with what each model is known to do (the strace
+//! budgets of tests/syscall_budget.rs); a host without perf says so in
+//! one line and the runs go on without them.
+
+use loadlab::results::raw::{self, RawRow};
+
+use super::support::{serial, summary_json, sweep, sweep_env};
+
+/// Calls of one kind per completed request in a run.
+fn per_req(r: &RawRow, n: Option<u64>) -> f64 {
+    n.unwrap_or_else(|| panic!("not counted: {r:?}")) as f64 / r.complete as f64
+}
+
+#[test]
+fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
+    let _serial = serial();
+    assert_eq!(
+        loadlab::proc::syscalls::unavailable(),
+        None,
+        "this host must count syscalls (scripts/test.sh installs perf and runs as root)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res");
+    let (_, stderr, code) = sweep(
+        &[
+            "-T",
+            "model:event-loop",
+            "-T",
+            "model:thread-per-conn",
+            "-T",
+            "model:io-uring",
+            "--keepalive",
+            "on,off",
+            "--concurrency",
+            "4",
+            "--duration",
+            "0.5s",
+            "--repeat",
+            "1",
+            "--no-check",
+        ],
+        &out,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let rows = raw::read(&out).unwrap();
+    let at = |t: &str, ka: bool| {
+        rows.iter()
+            .find(|r| r.target == format!("model:{t}") && r.keepalive == ka)
+            .unwrap_or_else(|| panic!("{t} {ka}: {rows:#?}"))
+    };
+    for r in &rows {
+        assert!(r.complete > 100, "{r:?}");
+        assert_eq!(r.accounting, None, "every event counted: {r:?}");
+        assert!(r.server_switches_counted.is_some() && r.server_runq_wait_ms.is_some());
+        let (u, s) = (
+            r.server_cpu_user_ms.unwrap(),
+            r.server_cpu_system_ms.unwrap(),
+        );
+        assert!(u + s > 0.0, "{r:?}");
+    }
+    // A keep-alive request to the event loop: one read, one write.
+    let el = at("event-loop", true);
+    for n in [el.server_sys_reads, el.server_sys_writes] {
+        let v = per_req(el, n);
+        assert!((0.9..=1.3).contains(&v), "{v}: {el:?}");
+    }
+    assert!(per_req(el, el.server_sys_clone_exit) < 0.01, "{el:?}");
+    // A new connection to thread-per-conn: a clone (and the thread's
+    // exit) for each.
+    let tpc = at("thread-per-conn", false);
+    let clone_exit = per_req(tpc, tpc.server_sys_clone_exit);
+    assert!((1.8..=2.4).contains(&clone_exit), "{clone_exit}: {tpc:?}");
+    assert!(per_req(tpc, tpc.server_sys_accept) >= 0.9, "{tpc:?}");
+    // io-uring's reads and sends are ring entries: no epoll_wait, read or
+    // write syscall per request.
+    let ring = at("io-uring", true);
+    for n in [
+        ring.server_sys_reads,
+        ring.server_sys_writes,
+        ring.server_sys_epoll_wait,
+    ] {
+        assert!(per_req(ring, n) < 0.05, "{ring:?}");
+    }
+    assert!(per_req(ring, ring.server_sys_io_uring_enter) > 0.0);
+
+    let json = summary_json(&out);
+    let errs = crate::common::schema::validate("summary-v4.schema.json", &json);
+    assert!(errs.is_empty(), "{errs:#?}");
+    let conf = json["configurations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"] == "model:event-loop" && c["keepalive"] == true)
+        .unwrap();
+    let reads = conf["sys_reads_per_req"].as_f64().unwrap();
+    assert!((0.9..=1.3).contains(&reads), "{conf:#}");
+    assert!(conf["cpu_user_pct"].as_f64().unwrap() <= 100.0);
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        md.contains("server work per request") && md.contains("| clone+exit |"),
+        "{md}"
+    );
+}
+
+/// 200 requests to event-loop over 2 connections, once: (stderr, exit).
+fn small_sweep(out: &std::path::Path, env: &[(&str, &str)], extra: &[&str]) -> (String, i32) {
+    let mut args = vec![
+        "-T",
+        "model:event-loop",
+        "--concurrency",
+        "2",
+        "--requests",
+        "200",
+        "--repeat",
+        "1",
+        "--no-check",
+    ];
+    args.extend(extra);
+    let (_, stderr, code) = sweep_env(&args, out, env, true);
+    (stderr, code)
+}
+
+#[test]
+fn without_perf_one_line_says_so_and_the_runs_go_on() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // A PATH with everything but perf: the servers still start.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let out = dir.path().join("res");
+    let path = format!("{}:/nonexistent", bin.display());
+    let (stderr, code) = small_sweep(&out, &[("PATH", &path)], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("no syscall or context-switch counts"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(
+        said[0].contains("perf is not installed (Debian: apt-get install linux-perf)"),
+        "{stderr}"
+    );
+    let rows = raw::read(&out).unwrap();
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert!(r.error.is_empty() && r.complete == 200, "{r:?}");
+    assert_eq!(r.server_syscalls, None, "no silent zeros");
+    assert!(r
+        .accounting
+        .as_deref()
+        .unwrap()
+        .contains("perf is not installed"));
+    // --no-accounting: no figures, and no note either.
+    let out2 = dir.path().join("res2");
+    let (stderr, code) = small_sweep(&out2, &[], &["--no-accounting"]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = &raw::read(&out2).unwrap()[0];
+    assert_eq!((r.server_syscalls, r.accounting.as_deref()), (None, None));
+}

@@ -18,6 +18,7 @@ use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
+use crate::proc::syscalls::Counters;
 use crate::proc::target::{Running, StartContext};
 use crate::results::capacity as capacity_file;
 use crate::results::diagnosis::Diagnosis;
@@ -104,6 +105,7 @@ pub fn run(
         go: find_go().is_some(),
     };
     let mut schedule = plan::schedule(plan, &existing, installed);
+    schedule.notes.extend(accounting_note(plan));
     let mut journal = Journal {
         out,
         next_id: existing.iter().map(|r| r.run_id).max().map_or(1, |m| m + 1),
@@ -492,7 +494,11 @@ fn start_all(
             return Ok(None);
         }
         match Running::start(inst.spec, ctx, inst.workers, inst.cpus, stop) {
-            Ok(r) => {
+            Ok(mut r) => {
+                // Opened once, on the tree as it is up: each run reads them.
+                if plan.accounting {
+                    r.counters = r.pid.map(Counters::open);
+                }
                 let (place, note) = Placement::of(inst, plan.client_cpus);
                 if let Some(note) = note.filter(|n| !notes.contains(n)) {
                     on_event(SweepEvent::Note(&note));
@@ -515,4 +521,13 @@ fn start_all(
         }
     }
     Ok(Some(started))
+}
+
+/// One line when the servers' syscalls cannot be counted here: which part
+/// of the host stops it, and how to enable it.
+fn accounting_note(plan: &SweepPlan) -> Option<String> {
+    let why = crate::proc::syscalls::unavailable().filter(|_| plan.accounting)?;
+    Some(format!(
+        "no syscall or context-switch counts for the servers: {why}; the runs go on without them"
+    ))
 }

@@ -16,7 +16,9 @@ use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
 use crate::proc::monitor::{self_cpu, Monitor};
+use crate::proc::syscalls::{self, Counters};
 use crate::proc::target::Running;
+use crate::results::accounting;
 use crate::results::raw::RawRow;
 use crate::results::slow::SlowAttack;
 
@@ -183,6 +185,10 @@ pub fn measure(
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    let counts0 = running
+        .counters
+        .as_ref()
+        .map(|c| c.as_ref().map(Counters::read));
     let monitor = running.pid.map(Monitor::start);
     let stat0 = CpuStat::read();
     let cpu0 = self_cpu();
@@ -213,6 +219,11 @@ pub fn measure(
     let client_cpu = self_cpu() - cpu0;
     let stat1 = CpuStat::read();
     let usage = monitor.map(Monitor::finish).unwrap_or_default();
+    let counted = match (&running.counters, counts0) {
+        (Some(Ok(c)), Some(Ok(before))) => Some(Ok(syscalls::between(&before, &c.read()))),
+        (Some(Err(why)), _) => Some(Err(why.clone())),
+        _ => None,
+    };
     if let Some(s) = slow.map(SlowClients::finish) {
         row.slow_held_at_end = s.held_at_end as u64;
         row.slow_closed_by_server = s.closed_by_server;
@@ -250,6 +261,11 @@ pub fn measure(
                 shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
             };
             record::fill_resources(&mut row, &usage, &client);
+            match counted {
+                Some(Ok(c)) => accounting::fill(&mut row, &c),
+                Some(Err(why)) => row.accounting = Some(why),
+                None => {}
+            }
         }
         // Ctrl-C: the caller does not record the row.
         Ok(None) => row.set_failed("interrupted".to_string()),

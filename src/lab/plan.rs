@@ -104,6 +104,10 @@ pub struct SweepPlan {
     /// With `capacity`: the cells are made too (`--rate` given, or the
     /// bare run's common rate); otherwise the search is the whole sweep.
     pub cells: bool,
+    /// Count the server's syscalls and context switches with perf
+    /// counters over each run, where the host allows it (`--accounting`;
+    /// the counters raise the server's CPU per request).
+    pub accounting: bool,
 }
 
 impl SweepPlan {

@@ -156,6 +156,12 @@ pub fn fill_resources(row: &mut RawRow, server: &Usage, client: &ClientUse) {
     row.server_cpu_ms = server.cpu_ms;
     row.server_ctx_switches = server.ctx_switches;
     row.server_rss_peak_kb = server.peak_rss_kb;
+    // Only a server loadlab watched has these (not a `url:` target).
+    if server.samples > 0 {
+        row.server_runq_wait_ms = Some(server.runq_wait_ms);
+        row.server_cpu_user_ms = Some(server.cpu_user_ms);
+        row.server_cpu_system_ms = Some(server.cpu_system_ms);
+    }
     row.client_cpu_pct = client.cpu_pct;
     row.client_thread_max_pct = client.busiest_thread_pct;
     row.shared_cpu_busy_pct = client.shared_busy_pct;
@@ -181,6 +187,7 @@ mod tests {
             ctx_switches: 7,
             peak_rss_kb: 100,
             samples: 3,
+            ..Usage::default()
         };
         let mut client = ClientUse {
             cpu_pct: 120.0,

@@ -13,5 +13,6 @@ pub mod host;
 pub mod monitor;
 pub mod nginx;
 pub mod ports;
+pub mod syscalls;
 pub mod target;
 pub mod which;

@@ -37,6 +37,13 @@ pub struct Usage {
     /// Largest sum of resident memory over the tree seen in one sample.
     pub peak_rss_kb: u64,
     pub samples: u64,
+    /// Time the tree's threads waited, ready, for a CPU, in ms: a lower
+    /// bound where threads exited mid-run (their last sample counts).
+    pub runq_wait_ms: f64,
+    /// The tree's CPU time split into user and system time (ms, from
+    /// /proc clock ticks: 10 ms steps).
+    pub cpu_user_ms: f64,
+    pub cpu_system_ms: f64,
 }
 
 /// The pid and all its descendants, found through
@@ -117,6 +124,31 @@ fn reaped_children_ns(root: u32) -> u64 {
     (ticks as f64 / ticks_per_second() * 1e9) as u64
 }
 
+/// The tree's user and system CPU so far, in ms: every living process's
+/// utime and stime, plus what the root reaped (cutime, cstime). A process
+/// that ended between two readings is left out of the later one, so the
+/// split is a share, not an exact account.
+fn user_system_ms(root: u32) -> (f64, f64) {
+    let ms = 1e3 / ticks_per_second();
+    let mut sum = (0.0, 0.0);
+    for pid in tree(root) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let f = stat_fields(&stat);
+        let n = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        // rest starts at field 3 (state): utime=14, stime=15, cutime=16,
+        // cstime=17; only the root's reaped children are the tree's.
+        sum.0 += n(11) * ms;
+        sum.1 += n(12) * ms;
+        if pid == root {
+            sum.0 += n(13) * ms;
+            sum.1 += n(14) * ms;
+        }
+    }
+    sum
+}
+
 /// CPU nanoseconds of every process in the tree, by pid, plus what the
 /// root has reaped.
 #[derive(Debug, Default)]
@@ -174,8 +206,26 @@ impl CpuMark {
     }
 }
 
-/// Context switches (voluntary + involuntary) so far, by thread id.
-type Switches = HashMap<u32, u64>;
+/// What the scheduler says of one thread so far: its context switches
+/// (voluntary + involuntary) and the nanoseconds it waited, ready, for a
+/// CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Sched {
+    switches: u64,
+    wait_ns: u64,
+}
+
+impl Sched {
+    fn max(self, o: Sched) -> Sched {
+        Sched {
+            switches: self.switches.max(o.switches),
+            wait_ns: self.wait_ns.max(o.wait_ns),
+        }
+    }
+}
+
+/// Each thread's scheduler figures so far, by thread id.
+type Switches = HashMap<u32, Sched>;
 
 /// Reads every living thread's context switches of `pids` into `into`,
 /// keeping the larger count for a thread seen before.
@@ -188,39 +238,50 @@ fn read_switches(pids: &[u32], into: &mut Switches) {
             let Some(tid) = t.file_name().to_str().and_then(|n| n.parse().ok()) else {
                 continue;
             };
-            let Some(n) = thread_switches(&t.path()) else {
+            let Some(n) = thread_sched(&t.path()) else {
                 continue;
             };
-            let seen = into.entry(tid).or_insert(0);
-            *seen = (*seen).max(n);
+            let seen = into.entry(tid).or_default();
+            *seen = seen.max(n);
         }
     }
 }
 
-/// One thread's context switches so far. schedstat's third field (times
+/// One thread's scheduler figures so far. schedstat's third field (times
 /// the thread was put on a CPU) equals status's voluntary + nonvoluntary
 /// count (checked on thread-per-conn's threads) and is a third of the
 /// text to make and read, which matters at 50 ms samples of 1,000
-/// threads; status is the fallback on kernels without schedstat.
-fn thread_switches(task: &std::path::Path) -> Option<u64> {
+/// threads; its second is the run-queue wait. status is the fallback on
+/// kernels without schedstat (no wait there).
+fn thread_sched(task: &std::path::Path) -> Option<Sched> {
     if let Ok(text) = std::fs::read_to_string(task.join("schedstat")) {
-        return text.split_whitespace().nth(2)?.parse().ok();
+        let f: Vec<&str> = text.split_whitespace().collect();
+        return Some(Sched {
+            switches: f.get(2)?.parse().ok()?,
+            wait_ns: f.get(1)?.parse().ok()?,
+        });
     }
     let text = std::fs::read_to_string(task.join("status")).ok()?;
-    Some(
-        text.lines()
+    Some(Sched {
+        switches: text
+            .lines()
             .filter(|l| l.contains("ctxt_switches:"))
             .filter_map(|l| l.split(':').nth(1)?.trim().parse::<u64>().ok())
             .sum(),
-    )
+        wait_ns: 0,
+    })
 }
 
 /// Switches made between `start` and `end` (a thread missing at the
 /// start counts from zero).
-fn switches_between(start: &Switches, end: &Switches) -> u64 {
-    end.iter()
-        .map(|(tid, n)| n.saturating_sub(start.get(tid).copied().unwrap_or(0)))
-        .sum()
+fn switches_between(start: &Switches, end: &Switches) -> Sched {
+    let mut sum = Sched::default();
+    for (tid, n) in end {
+        let s = start.get(tid).copied().unwrap_or_default();
+        sum.switches += n.switches.saturating_sub(s.switches);
+        sum.wait_ns += n.wait_ns.saturating_sub(s.wait_ns);
+    }
+    sum
 }
 
 fn rss_kb(pid: u32) -> u64 {
@@ -242,6 +303,8 @@ pub struct Monitor {
     root: u32,
     cpu0: TreeCpu,
     switches0: Switches,
+    /// User and system ms of the tree when the run started.
+    user_system0: (f64, f64),
     t0: Instant,
     stop: Option<mpsc::Sender<()>>,
     handle: Option<JoinHandle<Sampled>>,
@@ -262,6 +325,7 @@ impl Monitor {
         let mut switches0 = Switches::new();
         read_switches(&tree(root), &mut switches0);
         let cpu0 = TreeCpu::read(root);
+        let user_system0 = user_system_ms(root);
         let t0 = Instant::now();
         let (tx, rx) = mpsc::channel::<()>();
         let sampler = move || {
@@ -288,6 +352,7 @@ impl Monitor {
             root,
             cpu0,
             switches0,
+            user_system0,
             t0,
             stop: Some(tx),
             handle,
@@ -309,14 +374,19 @@ impl Monitor {
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
         for (tid, n) in switches1 {
-            let last = seen.switches.entry(tid).or_insert(0);
-            *last = (*last).max(n);
+            let last = seen.switches.entry(tid).or_default();
+            *last = last.max(n);
         }
+        let sched = switches_between(&self.switches0, &seen.switches);
+        let (user1, system1) = user_system_ms(self.root);
         let cpu_s = self.cpu0.used_until(&cpu1) as f64 / 1e9;
         Usage {
             cpu_pct: cpu_s / secs * 100.0,
             cpu_ms: cpu_s * 1e3,
-            ctx_switches: switches_between(&self.switches0, &seen.switches),
+            ctx_switches: sched.switches,
+            runq_wait_ms: sched.wait_ns as f64 / 1e6,
+            cpu_user_ms: (user1 - self.user_system0.0).max(0.0),
+            cpu_system_ms: (system1 - self.user_system0.1).max(0.0),
             peak_rss_kb: seen.peak_rss_kb,
             samples: seen.samples,
         }
@@ -371,7 +441,7 @@ mod tests {
         // Reading a file may itself switch: read until two agree.
         let agreed = (0..20).any(|_| {
             let a = from_status(&task);
-            let b = thread_switches(&task).unwrap();
+            let b = thread_sched(&task).unwrap().switches;
             let c = from_status(&task);
             a == c && (b == a || b == a + 1)
         });
@@ -380,10 +450,14 @@ mod tests {
 
     #[test]
     fn a_thread_that_exits_keeps_its_last_count() {
-        let start = Switches::from([(1, 10), (2, 5)]);
+        let s = |switches: u64| Sched {
+            switches,
+            wait_ns: switches * 1000,
+        };
+        let start = Switches::from([(1, s(10)), (2, s(5))]);
         // Thread 2 exited (last seen at 9), thread 3 started after the
         // start reading.
-        let end = Switches::from([(1, 12), (2, 9), (3, 4)]);
-        assert_eq!(switches_between(&start, &end), 2 + 4 + 4);
+        let end = Switches::from([(1, s(12)), (2, s(9)), (3, s(4))]);
+        assert_eq!(switches_between(&start, &end), s(2 + 4 + 4));
     }
 }

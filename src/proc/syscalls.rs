@@ -1,28 +1,23 @@
-//! Counts a server's syscalls by kind and its context switches over one
-//! run, with perf stat's syscall tracepoints in counting mode (not ptrace:
-//! strace stops the server at every call and changes what it measures).
-//! perf attaches to every process of the tree, its threads and the
-//! threads and children they start later (perf's counters are
-//! inherited), starts disabled, and is enabled and disabled over perf's
-//! control fifo around the measured window, each step acknowledged, so the
-//! counts cover the run and nothing before or after it.
+//! Counts a server's syscalls by kind and its context switches, with the
+//! kernel's perf counters on the syscall tracepoints in counting mode
+//! (not ptrace: strace stops the server at every call and changes what it
+//! measures). The counters open once, when the lab has started the
+//! target, on every thread of every process of its tree, inherited by
+//! the threads and processes those start later (a counter's read sums its
+//! inherited children, the exited ones too); each run reads them before
+//! and after, so starting a counter costs nothing per run.
 
-use std::io::{Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::FromRawFd;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
+use super::monitor::tree;
 use crate::results::accounting::{Counts, SyscallKind};
 
-/// How long perf may take to attach, answer a command or exit.
-const PERF_WAIT: Duration = Duration::from_secs(5);
-
 /// Syscalls by kind. Names absent on this architecture (or kernel) are
-/// left out when the events are listed; `Other` is the total less these.
+/// left out; `Other` is the total less these.
 const SYSCALLS: &[(&str, SyscallKind)] = &[
     ("read", SyscallKind::Reads),
     ("readv", SyscallKind::Reads),
@@ -54,240 +49,214 @@ const SYSCALLS: &[(&str, SyscallKind)] = &[
     ("exit_group", SyscallKind::CloneExit),
 ];
 
-/// Every syscall entered, whatever its kind.
-const TOTAL: &str = "raw_syscalls:sys_enter";
-const SWITCHES: &str = "context-switches";
-const TRACEFS_SYSCALLS: &str = "/sys/kernel/tracing/events/syscalls";
+const TRACEFS: &str = "/sys/kernel/tracing/events";
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_TYPE_TRACEPOINT: u32 = 2;
+const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
+/// perf_event_attr's `inherit` bit: threads and processes the counted
+/// task starts later are counted too.
+const INHERIT: u64 = 1 << 1;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
-/// The events to count: the tracepoints this kernel has, the total and
-/// context switches.
-fn events() -> Vec<String> {
-    let mut out: Vec<String> = SYSCALLS
+/// perf_event_attr as of its first version (PERF_ATTR_SIZE_VER0, 64
+/// bytes): all a counting event needs; the kernel takes the size field
+/// for the version.
+#[repr(C)]
+#[derive(Default)]
+struct Attr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+/// What one event counts into.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Slot {
+    Kind(SyscallKind),
+    Total,
+    Switches,
+}
+
+/// The events this kernel has: (perf type, config, slot).
+fn events() -> Result<Vec<(u32, u64, Slot)>, String> {
+    let id = |path: &str| -> Option<u64> {
+        std::fs::read_to_string(Path::new(TRACEFS).join(path).join("id"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let total = match id("raw_syscalls/sys_enter") {
+        Some(t) => t,
+        // There, but root's alone (tracefs is 0700 to others by default).
+        None if std::fs::read_dir(TRACEFS)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied) =>
+        {
+            return Err(forbidden())
+        }
+        None => {
+            return Err(format!(
+                "no syscall tracepoints under {TRACEFS} (as root: mount -t tracefs nodev /sys/kernel/tracing)"
+            ))
+        }
+    };
+    let mut out: Vec<(u32, u64, Slot)> = SYSCALLS
         .iter()
-        .map(|(name, _)| format!("sys_enter_{name}"))
-        .filter(|e| Path::new(TRACEFS_SYSCALLS).join(e).is_dir())
-        .map(|e| format!("syscalls:{e}"))
+        .filter_map(|(name, k)| {
+            id(&format!("syscalls/sys_enter_{name}"))
+                .map(|i| (PERF_TYPE_TRACEPOINT, i, Slot::Kind(*k)))
+        })
         .collect();
-    out.push(TOTAL.into());
-    out.push(SWITCHES.into());
-    out
+    out.push((PERF_TYPE_TRACEPOINT, total, Slot::Total));
+    out.push((
+        PERF_TYPE_SOFTWARE,
+        PERF_COUNT_SW_CONTEXT_SWITCHES,
+        Slot::Switches,
+    ));
+    Ok(out)
+}
+
+/// One counter on one thread, inherited by what it starts.
+fn open(kind: u32, config: u64, tid: i32) -> std::io::Result<File> {
+    let attr = Attr {
+        kind,
+        size: std::mem::size_of::<Attr>() as u32,
+        config,
+        flags: INHERIT,
+        ..Attr::default()
+    };
+    // SAFETY: perf_event_open reads one perf_event_attr of `size` bytes
+    // through a valid pointer; the fd it returns is ours alone.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const Attr,
+            tid,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a new descriptor nothing else owns.
+    Ok(unsafe { File::from_raw_fd(fd as i32) })
 }
 
 /// Why this host cannot count a server's syscalls, with how to enable it;
-/// None when it can. Tried once per process.
+/// None when it can. Tried once per process, on this process's own thread.
 pub fn unavailable() -> Option<&'static str> {
     static WHY: OnceLock<Option<String>> = OnceLock::new();
     WHY.get_or_init(probe).as_deref()
 }
 
 fn probe() -> Option<String> {
-    if !Path::new(TRACEFS_SYSCALLS).is_dir() {
-        return Some(format!(
-            "no syscall tracepoints at {TRACEFS_SYSCALLS} (as root: mount -t tracefs nodev /sys/kernel/tracing)"
-        ));
-    }
-    let out = Command::new("perf")
-        .args(["stat", "-x,", "-e", "syscalls:sys_enter_close", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output();
-    match out {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Some("perf is not installed (Debian: apt-get install linux-perf)".into())
-        }
-        Err(e) => Some(format!("perf could not be run: {e}")),
-        Ok(o) if o.status.success() => None,
-        Ok(o) => {
-            let paranoid =
-                std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-            // SAFETY: geteuid has no preconditions.
-            let root = unsafe { libc::geteuid() } == 0;
-            let said = String::from_utf8_lossy(&o.stderr);
-            let first = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            Some(match paranoid.trim().parse::<i32>() {
-                Ok(p) if p > -1 && !root => format!(
-                    "perf_event_paranoid is {p} and loadlab is not root (as root: sysctl kernel.perf_event_paranoid=-1)"
-                ),
-                _ => format!("perf stat failed: {}", first.trim()),
-            })
-        }
+    let events = match events() {
+        Ok(e) => e,
+        Err(why) => return Some(why),
+    };
+    let (kind, config, _) = events[0];
+    match open(kind, config, 0) {
+        Ok(_) => None,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => Some(forbidden()),
+        Err(e) => Some(format!("the kernel refused a perf counter: {e}")),
     }
 }
 
-/// perf stat attached to a process tree, counting while enabled.
-pub struct Counter {
-    perf: Child,
-    dir: tempfile::TempDir,
-    ctl: std::fs::File,
-    ack: std::fs::File,
+/// Why a user who is not root may not count: the host's settings.
+fn forbidden() -> String {
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    format!(
+        "perf_event_paranoid is {} and the syscall tracepoints are root's (run loadlab as root, or as root: sysctl kernel.perf_event_paranoid=-1 and chmod -R a+rX /sys/kernel/tracing)",
+        paranoid.trim()
+    )
 }
 
-impl Counter {
-    /// Attaches to `pids` (each process's threads with it) and enables
-    /// the counters once perf has opened them. Call right before the
-    /// load starts.
-    pub fn start(pids: &[u32]) -> Result<Counter, String> {
-        let dir = tempfile::tempdir().map_err(|e| format!("no temp dir for perf: {e}"))?;
-        let (ctl_path, ack_path) = (dir.path().join("ctl"), dir.path().join("ack"));
-        for p in [&ctl_path, &ack_path] {
-            nix::unistd::mkfifo(
-                p,
-                nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
-            )
-            .map_err(|e| format!("cannot make perf's control fifo: {e}"))?;
-        }
-        let list: Vec<String> = pids.iter().map(u32::to_string).collect();
-        let err = std::fs::File::create(dir.path().join("err")).map_err(|e| e.to_string())?;
-        let perf = Command::new("perf")
-            .args(["stat", "-x,", "--delay", "-1", "-e", &events().join(",")])
-            .args(["-p", &list.join(",")])
-            .arg("--control")
-            .arg(format!(
-                "fifo:{},{}",
-                ctl_path.display(),
-                ack_path.display()
-            ))
-            .arg("-o")
-            .arg(dir.path().join("out"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err)
-            // Its own group: a Ctrl-C meant for the sweep must not end the
-            // count before the run's row is written.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("cannot start perf: {e}"))?;
-        let ack = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&ack_path)
-            .map_err(|e| e.to_string())?;
-        let mut c = Counter {
-            perf,
-            dir,
-            ctl: std::fs::File::open("/dev/null").map_err(|e| e.to_string())?,
-            ack,
-        };
-        c.ctl = c.open_ctl(&ctl_path)?;
-        c.command("enable")?;
-        Ok(c)
-    }
+/// Counters on every thread of a process tree.
+#[derive(Debug)]
+pub struct Counters {
+    open: Vec<(Slot, File)>,
+}
 
-    /// The control fifo's writing end, once perf reads it; perf's own
-    /// error when it exits first.
-    fn open_ctl(&mut self, path: &Path) -> Result<std::fs::File, String> {
-        let until = Instant::now() + PERF_WAIT;
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
+impl Counters {
+    /// Opens the counters on every thread of `root`'s tree as it is now;
+    /// what those threads start later is inherited.
+    pub fn open(root: u32) -> Result<Counters, String> {
+        if let Some(why) = unavailable() {
+            return Err(why.to_string());
+        }
+        let events = events()?;
+        let mut open = Vec::new();
+        for pid in tree(root) {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            for tid in tasks
+                .flatten()
+                .filter_map(|t| t.file_name().to_str()?.parse().ok())
             {
-                Ok(f) => return Ok(f),
-                Err(_) if Instant::now() < until && self.running() => {
-                    std::thread::sleep(Duration::from_millis(5));
+                for &(kind, config, slot) in &events {
+                    match open_counter(kind, config, tid) {
+                        Ok(Some(f)) => open.push((slot, f)),
+                        // The thread ended since the listing.
+                        Ok(None) => {}
+                        Err(e) => return Err(format!("cannot count thread {tid}'s syscalls: {e}")),
+                    }
                 }
-                Err(_) => return Err(self.failure("perf did not open its control fifo")),
             }
         }
+        Ok(Counters { open })
     }
 
-    fn running(&mut self) -> bool {
-        matches!(self.perf.try_wait(), Ok(None))
-    }
-
-    /// perf's first line on stderr, or `fallback`.
-    fn failure(&self, fallback: &str) -> String {
-        let said = std::fs::read_to_string(self.dir.path().join("err")).unwrap_or_default();
-        match said.lines().map(str::trim).find(|l| !l.is_empty()) {
-            Some(l) => format!("perf: {l}"),
-            None => fallback.to_string(),
-        }
-    }
-
-    /// Sends one control command and waits for perf's acknowledgement.
-    fn command(&mut self, cmd: &str) -> Result<(), String> {
-        self.ctl
-            .write_all(format!("{cmd}\n").as_bytes())
-            .map_err(|e| self.failure(&format!("perf's control fifo: {e}")))?;
-        let until = Instant::now() + PERF_WAIT;
-        let mut got = Vec::new();
-        while !got.windows(3).any(|w| w == b"ack") {
-            let fd = self.ack.as_fd();
-            let mut fds = [nix::poll::PollFd::new(fd, nix::poll::PollFlags::POLLIN)];
-            let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(50u16));
-            let mut buf = [0u8; 64];
-            match self.ack.read(&mut buf) {
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(format!("perf's ack fifo: {e}")),
-            }
-            if Instant::now() >= until || !self.running() {
-                return Err(self.failure(&format!("perf did not acknowledge {cmd}")));
+    /// The counts so far, summed over threads.
+    pub fn read(&self) -> Counts {
+        let mut c = Counts::default();
+        for (slot, f) in &self.open {
+            let mut buf = [0u8; 8];
+            let n = match (&*f).read(&mut buf) {
+                Ok(8) => u64::from_ne_bytes(buf),
+                _ => continue,
+            };
+            match slot {
+                Slot::Kind(k) => c.by_kind[*k as usize] += n,
+                Slot::Total => c.total += n,
+                Slot::Switches => c.ctx_switches += n,
             }
         }
-        Ok(())
-    }
-
-    /// Disables the counters, ends perf and reads what it counted. Call
-    /// right after the load ends.
-    pub fn finish(mut self) -> Result<Counts, String> {
-        self.command("disable")?;
-        let pid = nix::unistd::Pid::from_raw(self.perf.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
-        let until = Instant::now() + PERF_WAIT;
-        while self.running() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if self.running() {
-            return Err("perf did not exit after the run".into());
-        }
-        let text = std::fs::read_to_string(self.dir.path().join("out"))
-            .map_err(|e| format!("perf's counts: {e}"))?;
-        Ok(parse(&text))
+        c
     }
 }
 
-impl Drop for Counter {
-    fn drop(&mut self) {
-        if self.running() {
-            let _ = self.perf.kill();
-        }
-        let _ = self.perf.wait();
+/// A counter on `tid`; None when the thread is gone.
+fn open_counter(kind: u32, config: u64, tid: i32) -> std::io::Result<Option<File>> {
+    match open(kind, config, tid) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
-/// perf stat's CSV (`-x,`: count, unit, event, ...) as counts by kind; an
-/// event perf did not count is 0 and named in `not_counted`.
-pub fn parse(text: &str) -> Counts {
-    let mut c = Counts::default();
-    let mut named = 0u64;
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let f: Vec<&str> = line.split(',').collect();
-        let (Some(count), Some(event)) = (f.first(), f.get(2)) else {
-            continue;
-        };
-        let Ok(n) = count.trim().parse::<u64>() else {
-            if !event.is_empty() {
-                c.not_counted.push(event.to_string());
-            }
-            continue;
-        };
-        if *event == TOTAL {
-            c.total = n;
-        } else if *event == SWITCHES {
-            c.ctx_switches = n;
-        } else if let Some(kind) = event
-            .strip_prefix("syscalls:sys_enter_")
-            .and_then(|s| SYSCALLS.iter().find(|(name, _)| *name == s))
-            .map(|(_, k)| *k)
-        {
-            c.by_kind[kind as usize] += n;
-            named += n;
-        }
+/// What was counted from `before` to `after`: `other` is the total less
+/// the named kinds.
+pub fn between(before: &Counts, after: &Counts) -> Counts {
+    let mut c = Counts {
+        total: after.total.saturating_sub(before.total),
+        ctx_switches: after.ctx_switches.saturating_sub(before.ctx_switches),
+        ..Counts::default()
+    };
+    for (i, n) in c.by_kind.iter_mut().enumerate() {
+        *n = after.by_kind[i].saturating_sub(before.by_kind[i]);
     }
-    c.other = c.total.saturating_sub(named);
+    c.other = c.total.saturating_sub(c.by_kind.iter().sum());
     c
 }
 
@@ -296,20 +265,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn perf_csv_is_read_by_kind_and_uncounted_events_are_named() {
-        let text = "# started on Sat Nov 28 13:31:09 2026\n\n\
-            400,,syscalls:sys_enter_read,1196661910,100.00,334.701,K/sec\n\
-            100,,syscalls:sys_enter_recvfrom,1196661910,100.00,,\n\
-            450,,syscalls:sys_enter_sendto,1196661910,100.00,,\n\
-            <not counted>,,syscalls:sys_enter_futex,0,100.00,,\n\
-            2,,syscalls:sys_enter_clone3,1,100.00,,\n\
-            1000,,raw_syscalls:sys_enter,1196669675,100.00,650.843,K/sec\n\
-            62,,context-switches,1196675305,100.00,51.877,K/sec\n";
-        let c = parse(text);
-        assert_eq!(c.by_kind[SyscallKind::Reads as usize], 500);
-        assert_eq!(c.by_kind[SyscallKind::Writes as usize], 450);
-        assert_eq!(c.by_kind[SyscallKind::CloneExit as usize], 2);
-        assert_eq!((c.total, c.other, c.ctx_switches), (1000, 48, 62));
-        assert_eq!(c.not_counted, vec!["syscalls:sys_enter_futex"]);
+    fn a_thread_s_reads_are_counted_and_its_new_threads_inherited() {
+        if let Some(why) = unavailable() {
+            panic!("this host must count syscalls: {why}");
+        }
+        // A child that reads /dev/zero 1,000 times from a thread it
+        // starts after the counters open.
+        let mut child = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import os,sys,threading,time\nprint('ready',flush=True)\nsys.stdin.read(1)\nf=os.open('/dev/zero',0)\nt=threading.Thread(target=lambda:[os.read(f,1) for _ in range(1000)])\nt.start();t.join()\ntime.sleep(5)",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        // Counted only once it has started up and waits for us.
+        let mut ready = [0u8; 6];
+        child.stdout.take().unwrap().read_exact(&mut ready).unwrap();
+        let c = Counters::open(child.id()).expect("counters");
+        let before = c.read();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"x").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let d = between(&before, &c.read());
+        let _ = child.kill();
+        let _ = child.wait();
+        let reads = d.by_kind[SyscallKind::Reads as usize];
+        assert!((1000..1200).contains(&reads), "{d:?}");
+        assert!(d.by_kind[SyscallKind::CloneExit as usize] >= 2, "{d:?}");
+        assert!(d.total >= reads + d.other && d.ctx_switches > 0, "{d:?}");
     }
 }

@@ -29,6 +29,7 @@ pub mod sweep_tables;
 pub mod table;
 pub mod targets;
 pub mod terminal;
+pub mod work;
 
 use std::path::{Path, PathBuf};
 

@@ -33,6 +33,7 @@ fn sections<'a>(s: &'a SweepSummary, charts: &'a [Chart]) -> Vec<Section<'a>> {
         .map(|exp| {
             let mut details: Vec<Table> = super::slow::table(s, exp).into_iter().collect();
             details.extend(sweep_tables::windows(s, exp));
+            details.extend(super::work::table(s, exp));
             details.extend(super::kernel::table(s, exp));
             if e1::applies(exp) {
                 details.extend(e1::tables(s, exp));

@@ -39,7 +39,7 @@ pub fn table(s: &SweepSummary, experiment: &str) -> Option<Table> {
         &cols,
     );
     t.note = Some(
-        "Per completed request, over the measured runs: the server's syscalls (every process and thread, counted by perf's tracepoints) by kind, its context switches (perf), the time its threads waited ready for a CPU (schedstat; a lower bound where threads exited during a run) and the share of its CPU time in user space (the rest is the kernel's). io-uring's reads and sends are ring entries, not syscalls. n/a: not counted.".into(),
+        "Per completed request, over the measured runs: the server's syscalls (every process and thread, counted by perf's tracepoints) by kind, its context switches (perf), the time its threads waited ready for a CPU (schedstat; a lower bound where threads exited during a run) and the share of its CPU time in user space (the rest is the kernel's). io-uring's reads and sends are ring entries, not syscalls. The counters themselves raise the servers' CPU per request (docs/PERFORMANCE.md): compare CPU figures only between sweeps that both counted or both did not. n/a: not counted.".into(),
     );
     for (g, r) in pairs {
         let mut c = kc.cells(&g.key);

@@ -78,7 +78,7 @@ impl SyscallKind {
     }
 }
 
-/// What perf counted over one run.
+/// What the perf counters counted over one run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
     /// By `SyscallKind as usize`; `Other` is kept in `other`.
@@ -88,8 +88,6 @@ pub struct Counts {
     pub total: u64,
     /// perf's inherited context-switches counter.
     pub ctx_switches: u64,
-    /// Events perf reported as not counted (their counts are 0).
-    pub not_counted: Vec<String>,
 }
 
 /// Puts `c` into the row's accounting columns.
@@ -102,10 +100,4 @@ pub fn fill(r: &mut RawRow, c: &Counts) {
     }
     r.server_syscalls = Some(c.total);
     r.server_switches_counted = Some(c.ctx_switches);
-    if !c.not_counted.is_empty() {
-        r.accounting = Some(format!(
-            "not counted (read as 0): {}",
-            c.not_counted.join(" ")
-        ));
-    }
 }

@@ -58,13 +58,14 @@ macro_rules! with_run_config {
             ..RunConfig,
             $( $(#[$mm:meta])* pub $m:ident : $mt:ty, )*
             ..RunConfigTail,
+            $( $(#[$zm:meta])* pub $z:ident : $zt:ty, )*
         }
     ) => {
         $crate::with_run_config! { @fields @record
             [$(#[$meta])*] $name
             [$( $(#[$bm])* pub $b : $bt, )*]
             [$( $(#[$mm])* pub $m : $mt, )*]
-            []
+            [$( $(#[$zm])* pub $z : $zt, )*]
         }
     };
     (

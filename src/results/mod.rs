@@ -3,6 +3,7 @@
 //! presets. Depends on `http` only, so the report can read everything here
 //! without importing a job.
 
+pub mod accounting;
 pub mod capacity;
 pub mod config;
 pub mod diagnosis;

@@ -177,6 +177,38 @@ crate::with_run_config! {
     /// rate-short. Empty for a closed-loop run.
     pub achieved_rate: Option<f64>,
     ..RunConfigTail,
+    /// The server's syscalls over the run (every process and thread),
+    /// counted by perf's tracepoints; empty where the host does not allow
+    /// it (see `accounting`) or loadlab did not start the server.
+    pub server_syscalls: Option<u64>,
+    /// Of those: read, readv, pread64, recvfrom, recvmsg, recvmmsg.
+    pub server_sys_reads: Option<u64>,
+    /// write, writev, pwrite64, sendto, sendmsg, sendmmsg, sendfile, splice.
+    pub server_sys_writes: Option<u64>,
+    /// epoll_wait, epoll_pwait, epoll_pwait2.
+    pub server_sys_epoll_wait: Option<u64>,
+    pub server_sys_io_uring_enter: Option<u64>,
+    /// accept, accept4.
+    pub server_sys_accept: Option<u64>,
+    pub server_sys_close: Option<u64>,
+    pub server_sys_futex: Option<u64>,
+    /// clone, clone3, fork, vfork, exit, exit_group.
+    pub server_sys_clone_exit: Option<u64>,
+    /// Every other syscall.
+    pub server_sys_other: Option<u64>,
+    /// Context switches from perf's inherited counter: threads that
+    /// exited during the run included.
+    pub server_switches_counted: Option<u64>,
+    /// Time the server's threads were ready to run but waited for a CPU
+    /// (schedstat), in ms; a lower bound when threads exited mid-run.
+    pub server_runq_wait_ms: Option<f64>,
+    /// The server's CPU time split into user and system (kernel) time,
+    /// from /proc clock ticks.
+    pub server_cpu_user_ms: Option<f64>,
+    pub server_cpu_system_ms: Option<f64>,
+    /// Why syscalls were not counted, or which events perf left
+    /// uncounted; empty when all were.
+    pub accounting: Option<String>,
 }
 }
 
@@ -417,13 +449,14 @@ mod tests {
     }
 
     #[test]
-    fn the_offered_rate_is_the_last_column_and_part_of_the_configuration() {
-        let header = expected_header();
-        assert_eq!(
-            header.iter().next_back(),
-            Some("rate"),
-            "added columns go last"
-        );
+    fn the_offered_rate_follows_the_earlier_columns_and_is_part_of_the_configuration() {
+        let header: Vec<String> = expected_header().iter().map(str::to_string).collect();
+        let at = |c: &str| header.iter().position(|h| h == c).unwrap();
+        // Added columns go after every earlier one: the rate after
+        // achieved_rate, the server's accounting after the rate.
+        assert_eq!(at("rate"), at("achieved_rate") + 1);
+        assert_eq!(at("server_syscalls"), at("rate") + 1);
+        assert_eq!(header.last().map(String::as_str), Some("accounting"));
         let r = row(1);
         assert!(r.rate_short(), "2300 of 2500/s is under 95 %");
         let kept = RawRow {

@@ -1,13 +1,13 @@
-//! Server accounting (issue 44 item 1): every run of a server loadlab
-//! started carries its syscalls by kind, context switches, run-queue wait
+//! Server accounting (issue 44 item 1): with --accounting, every run of a
+//! server loadlab started carries its syscalls by kind, context switches, run-queue wait
 //! and user/system split, counted by perf over the measured window, and
 //! the figures agree with what each model is known to do (the strace
-//! budgets of tests/syscall_budget.rs); a host without perf says so in
-//! one line and the runs go on without them.
+//! budgets of tests/syscall_budget.rs); a host that forbids the counters
+//! says so in one line and the runs go on without them.
 
 use loadlab::results::raw::{self, RawRow};
 
-use super::support::{serial, summary_json, sweep, sweep_env};
+use super::support::{serial, summary_json, sweep};
 
 /// Calls of one kind per completed request in a run.
 fn per_req(r: &RawRow, n: Option<u64>) -> f64 {
@@ -20,11 +20,13 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     assert_eq!(
         loadlab::proc::syscalls::unavailable(),
         None,
-        "this host must count syscalls (scripts/test.sh installs perf and runs as root)"
+        "this host must count syscalls (scripts/test.sh runs as root)"
     );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("res");
     let (_, stderr, code) = sweep(
+        // model subset: one per way of serving (event loop, thread per
+        // connection, ring entries).
         &[
             "-T",
             "model:event-loop",
@@ -41,6 +43,7 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
             "--repeat",
             "1",
             "--no-check",
+            "--accounting",
         ],
         &out,
     );
@@ -105,34 +108,59 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     );
 }
 
-/// 200 requests to event-loop over 2 connections, once: (stderr, exit).
-fn small_sweep(out: &std::path::Path, env: &[(&str, &str)], extra: &[&str]) -> (String, i32) {
-    let mut args = vec![
-        "-T",
-        "model:event-loop",
-        "--concurrency",
-        "2",
-        "--requests",
-        "200",
-        "--repeat",
-        "1",
-        "--no-check",
-    ];
-    args.extend(extra);
-    let (_, stderr, code) = sweep_env(&args, out, env, true);
-    (stderr, code)
+/// 200 requests to event-loop over 2 connections, once, by `bin` (as
+/// `prefix` says): (stderr, exit).
+fn small_sweep(prefix: &[&str], bin: &str, out: &std::path::Path, extra: &[&str]) -> (String, i32) {
+    let o = std::process::Command::new(prefix.first().copied().unwrap_or(bin))
+        .args(prefix.iter().skip(1))
+        .args(if prefix.is_empty() { None } else { Some(bin) })
+        .args([
+            "sweep",
+            "-T",
+            "model:event-loop",
+            "--concurrency",
+            "2",
+            "--requests",
+            "200",
+            "--repeat",
+            "1",
+            "--no-check",
+            "-q",
+            "--out",
+        ])
+        .arg(out)
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run loadlab");
+    (
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
 }
 
 #[test]
-fn without_perf_one_line_says_so_and_the_runs_go_on() {
+fn a_host_that_forbids_counting_says_so_in_one_line_and_the_runs_go_on() {
+    use std::os::unix::fs::PermissionsExt;
     let _serial = serial();
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
+    assert!(
+        paranoid.trim().parse::<i32>().unwrap() > -1,
+        "this test runs loadlab as nobody, whom perf_event_paranoid {paranoid} must forbid tracepoints"
+    );
     let dir = tempfile::tempdir().unwrap();
-    // A PATH with everything but perf: the servers still start.
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Nobody may not read the build directory: a copy of the binary.
+    let bin = dir.path().join("loadlab");
+    std::fs::copy(crate::common::loadlab_bin(), &bin).unwrap();
     let out = dir.path().join("res");
-    let path = format!("{}:/nonexistent", bin.display());
-    let (stderr, code) = small_sweep(&out, &[("PATH", &path)], &[]);
+    let setpriv = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ];
+    let (stderr, code) = small_sweep(&setpriv, bin.to_str().unwrap(), &out, &["--accounting"]);
     assert_eq!(code, 0, "{stderr}");
     let said: Vec<&str> = stderr
         .lines()
@@ -140,7 +168,8 @@ fn without_perf_one_line_says_so_and_the_runs_go_on() {
         .collect();
     assert_eq!(said.len(), 1, "{stderr}");
     assert!(
-        said[0].contains("perf is not installed (Debian: apt-get install linux-perf)"),
+        said[0].contains("perf_event_paranoid is ")
+            && said[0].contains("sysctl kernel.perf_event_paranoid=-1"),
         "{stderr}"
     );
     let rows = raw::read(&out).unwrap();
@@ -152,11 +181,12 @@ fn without_perf_one_line_says_so_and_the_runs_go_on() {
         .accounting
         .as_deref()
         .unwrap()
-        .contains("perf is not installed"));
-    // --no-accounting: no figures, and no note either.
+        .contains("perf_event_paranoid"));
+    // Without --accounting: no figures, and no note either.
     let out2 = dir.path().join("res2");
-    let (stderr, code) = small_sweep(&out2, &[], &["--no-accounting"]);
+    let (stderr, code) = small_sweep(&[], crate::common::loadlab_bin(), &out2, &[]);
     assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("no syscall"), "{stderr}");
     let r = &raw::read(&out2).unwrap()[0];
     assert_eq!((r.server_syscalls, r.accounting.as_deref()), (None, None));
 }

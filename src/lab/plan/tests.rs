@@ -35,6 +35,7 @@ fn plan() -> SweepPlan {
         shards: None,
         capacity: None,
         cells: true,
+        accounting: false,
     }
 }
 

@@ -12,6 +12,7 @@ use crate::results::raw::RawRow;
 use crate::stats::Interval;
 use crate::sys::tcp::other_opens;
 
+mod accounting;
 mod group;
 
 pub use group::{summarize, summarize_against};
@@ -250,6 +251,26 @@ crate::with_run_config! {
     /// Open loop: a run fell short of the offered rate (raw.csv's
     /// `achieved_rate` below 95 % of `rate`).
     pub rate_short: bool,
+    /// The server's syscalls per completed request, over the runs perf
+    /// counted; empty where it did not (see `accounting`).
+    pub syscalls_per_req: Option<f64>,
+    /// Of those, by kind (raw.csv's `server_sys_*`).
+    pub sys_reads_per_req: Option<f64>,
+    pub sys_writes_per_req: Option<f64>,
+    pub sys_epoll_wait_per_req: Option<f64>,
+    pub sys_io_uring_enter_per_req: Option<f64>,
+    pub sys_accept_per_req: Option<f64>,
+    pub sys_close_per_req: Option<f64>,
+    pub sys_futex_per_req: Option<f64>,
+    pub sys_clone_exit_per_req: Option<f64>,
+    pub sys_other_per_req: Option<f64>,
+    /// Context switches per request from perf's inherited counter.
+    pub switches_counted_per_req: Option<f64>,
+    /// µs per request the server's threads waited, ready, for a CPU: a
+    /// lower bound where threads exited mid-run.
+    pub runq_wait_us_per_req: Option<f64>,
+    /// The share of the server's CPU time spent in user space, %.
+    pub cpu_user_pct: Option<f64>,
 }
 }
 
@@ -370,6 +391,7 @@ impl SummaryRow {
             rate_short: g.runs.iter().any(RawRow::rate_short),
             ..SummaryRow::default()
         };
+        accounting::fill(&mut row, g);
         row.set_run_config(&g.key);
         row.status = row.flags().first().copied().unwrap_or(Status::Ok);
         row

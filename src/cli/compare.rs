@@ -48,6 +48,16 @@ pub struct CompareArgs {
     pub force: bool,
 }
 
+/// `sweep --compare-to DIR`: the earlier run, read now so a wrong
+/// directory is refused before the sweep, as an absolute path for
+/// sweep.json.
+pub fn earlier_run(dir: &std::path::Path) -> Result<String, UsageError> {
+    let bad = |e: String| UsageError(format!("--compare-to: {e}"));
+    side::load(&[dir.to_path_buf()]).map_err(|e| bad(e.to_string()))?;
+    let abs = std::fs::canonicalize(dir).map_err(|e| bad(format!("{}: {e}", dir.display())))?;
+    Ok(abs.display().to_string())
+}
+
 pub fn run(args: CompareArgs) -> anyhow::Result<()> {
     let (a, b) = match (args.a.as_slice(), args.vs.is_empty()) {
         ([a, b], true) => (vec![a.clone()], vec![b.clone()]),

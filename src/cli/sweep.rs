@@ -111,6 +111,10 @@ pub struct SweepArgs {
     /// default: nginx when present, else the first target).
     #[arg(long)]
     pub baseline: Option<String>,
+    /// An earlier sweep's results directory: the report and its findings
+    /// compare this sweep with it (as `loadlab compare DIR NEW` would).
+    #[arg(long, value_name = "DIR")]
+    pub compare_to: Option<std::path::PathBuf>,
     /// Unmeasured warm-up runs of each configuration, before a target's
     /// first round, recorded as warm-ups (0: none at all; not given: one
     /// unrecorded burst of the first run's connections before the first)
@@ -393,6 +397,11 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
         return run_stress_preset(p, args, given);
     }
     let baseline = args.baseline.clone();
+    let compare_to = args
+        .compare_to
+        .as_deref()
+        .map(super::compare::earlier_run)
+        .transpose()?;
     let fail_on = Conditions::join(&args.fail_on);
     if fail_on.names(fail_on::Metric::Violations) {
         return Err(usage(
@@ -405,6 +414,7 @@ pub fn run(args: SweepArgs, given: &ArgMatches) -> anyhow::Result<()> {
         baseline,
         shards: plan.shards.as_ref().map(|s| s.count),
         launcher: plan.shards.as_ref().and_then(|s| s.launcher.clone()),
+        compare_to,
         ..SweepInfo::default()
     };
     let outcome = execute(&plan, &out, info, quiet)?;

@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::results::capacity::{CapacityFile, CAPACITY_JSON};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
 use crate::results::sweep_info::{SweepInfo, SWEEP_JSON};
-use findings::Finding;
+use findings::{Finding, Kind};
 use summary::{FailedRun, SummaryRow, SweepSummary};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
@@ -193,7 +193,26 @@ struct Baseline<'a> {
 /// index.html into `dir` from `inputs`.
 pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
     let s: SweepSummary = inputs.summary();
-    let found = inputs.findings(&s);
+    let mut found = inputs.findings(&s);
+    // An earlier run to compare with: its finding after the rankings.
+    let earlier = inputs
+        .info
+        .as_ref()
+        .and_then(|i| i.compare_to.as_deref())
+        .map(|e| compare::in_sweep::against(e, dir));
+    let compared = earlier.and_then(|(finding, table)| {
+        let at = found
+            .iter()
+            .position(|f| {
+                !matches!(
+                    f.kind,
+                    Kind::Defect | Kind::Capacity | Kind::Cost | Kind::LatencyAtRate
+                )
+            })
+            .unwrap_or(found.len());
+        found.insert(at, finding);
+        table
+    });
     let mut charts = charts::all(&s)?;
     // The charts that answer, in the order the page shows them above the
     // experiments: latency against offered rate, capacity, cost at equal
@@ -276,6 +295,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         split: split.as_deref(),
         capacity: capacity_table.as_ref(),
         answer_charts: &answer_charts,
+        compared: compared.as_ref(),
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

@@ -121,6 +121,8 @@ pub struct Doc<'a> {
     /// The charts that answer, shown with it: latency against offered
     /// rate, capacity, server CPU per request at equal load.
     pub answer_charts: &'a [Chart],
+    /// This sweep against an earlier run (`--compare-to`).
+    pub compared: Option<&'a Table>,
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -137,6 +139,7 @@ pub fn markdown(d: &Doc) -> String {
         split,
         capacity,
         answer_charts,
+        compared,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&findings_markdown(findings));
@@ -150,6 +153,9 @@ pub fn markdown(d: &Doc) -> String {
     }
     for c in answer_charts {
         o.push_str(&format!("![{}](charts/{})\n\n", c.title, c.file));
+    }
+    if let Some(t) = compared {
+        o.push_str(&t.to_markdown(2));
     }
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
@@ -305,6 +311,7 @@ pub fn html(d: &Doc) -> String {
         split,
         capacity,
         answer_charts,
+        compared,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
@@ -319,6 +326,9 @@ pub fn html(d: &Doc) -> String {
     }
     if !answer_charts.is_empty() {
         o.push_str(&charts_html(&answer_charts.iter().collect::<Vec<_>>()));
+    }
+    if let Some(t) = compared {
+        o.push_str(&table_html(t, 2));
     }
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {

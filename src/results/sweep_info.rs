@@ -34,6 +34,10 @@ pub struct SweepInfo {
     /// What the sweep said about how it ran: where the load generator was
     /// pinned (or why not), dimensions that did not apply to a target.
     pub notes: Vec<String>,
+    /// `--compare-to`: the earlier run the report compares this one with,
+    /// as an absolute path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare_to: Option<String>,
     /// What the check before the first run found of each target.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub diagnoses: Vec<super::diagnosis::Diagnosis>,

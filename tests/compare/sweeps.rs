@@ -61,29 +61,28 @@ fn a_server_made_slower_is_found_worse_with_the_right_sign() {
     // 10 ms then 15 ms a request: the sleep, not Python's own time or a
     // busy host, sets the rate.
     let target = slow_python(dir.path(), 0.010);
-    let args = |out: &std::path::Path| {
-        sweep(
-            &[
-                "-T",
-                "model:event-loop",
-                "-T",
-                &target,
-                "--baseline",
-                "model:event-loop",
-                "--concurrency",
-                "4",
-                "--requests",
-                "200",
-                "--repeat",
-                "3",
-            ],
-            out,
-        )
+    let args = |out: &std::path::Path, extra: &[&str]| {
+        let mut a = vec![
+            "-T",
+            "model:event-loop",
+            "-T",
+            &target,
+            "--baseline",
+            "model:event-loop",
+            "--concurrency",
+            "4",
+            "--requests",
+            "200",
+            "--repeat",
+            "3",
+        ];
+        a.extend(extra);
+        sweep(&a, out)
     };
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    args(&a);
+    args(&a, &[]);
     set_delay(dir.path(), 0.015);
-    args(&b);
+    args(&b, &[]);
     let (a, b) = (a.display().to_string(), b.display().to_string());
     let doc = compare_json(&[&a, "--vs", &b]);
     let cell = doc["cells"]
@@ -120,6 +119,46 @@ fn a_server_made_slower_is_found_worse_with_the_right_sign() {
     );
     let (_, err, code) = compare(&[&a, &b, "--fail-on", "rps<-60%,p99>+400%"]);
     assert_eq!(code, 0, "{err}");
+
+    // In a sweep: --compare-to puts the comparison in the new report's
+    // findings and page.
+    let c = dir.path().join("c");
+    args(&c, &["--compare-to", &a]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.join("summary.json")).unwrap()).unwrap();
+    let said = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "compare")
+        .unwrap_or_else(|| panic!("a compare finding: {json:#}"));
+    let text = said["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("Against the earlier run {a} "))
+            && text.contains("requests/s ")
+            && text.contains(", worse"),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(c.join("summary.md")).unwrap();
+    assert!(
+        md.contains(&format!("## Against the earlier run {a}")),
+        "{md}"
+    );
+    // A directory that is not a result is refused before any run.
+    let o = std::process::Command::new(crate::common::loadlab_bin())
+        .args(["sweep", "-T", "model:event-loop", "--compare-to"])
+        .arg(dir.path().join("nothing"))
+        .arg("--out")
+        .arg(dir.path().join("d"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.trim().lines().count() == 1 && err.contains("--compare-to: "),
+        "{err}"
+    );
+    assert!(!dir.path().join("d").join("raw.csv").exists());
 }
 
 #[test]

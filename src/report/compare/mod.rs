@@ -2,11 +2,13 @@
 //! interval. Reads each side (`side`, `side_files`), pairs the cells they
 //! have in common (`matching`), compares each metric (`metrics`), says
 //! first what differs beyond the server (`header`), renders the result
-//! (`render`, `json`, `html`) and checks the CI gates (`gate`).
+//! (`render`, `json`, `html`) and checks the CI gates (`gate`); a sweep's
+//! report compares itself with an earlier run (`in_sweep`).
 
 pub mod gate;
 pub mod header;
 pub mod html;
+pub mod in_sweep;
 pub mod json;
 pub mod matching;
 pub mod metrics;

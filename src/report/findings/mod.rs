@@ -62,6 +62,8 @@ pub enum Kind {
     Kernel,
     /// A target that burned CPU while another was measured.
     BusyIdle,
+    /// This sweep against an earlier run (`--compare-to`).
+    Compare,
     /// What the rankings could not decide, and why: bounds the client
     /// set, differences within the rounds' noise.
     Undecided,

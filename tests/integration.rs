@@ -8,6 +8,7 @@
 #[macro_use]
 mod common;
 
+mod accounting;
 mod architecture;
 mod bench;
 mod bench_abflags;

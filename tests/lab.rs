@@ -3,7 +3,6 @@
 //! and presets; resuming, Ctrl-C, failed starts, CPU pinning, slow clients
 //! (e6), the cap on one run, and `loadlab` with no arguments.
 
-mod accounting;
 mod capacity;
 mod caps;
 mod checked;

@@ -3,11 +3,13 @@
 //! and user/system split, counted by perf over the measured window, and
 //! the figures agree with what each model is known to do (the strace
 //! budgets of tests/syscall_budget.rs); a host that forbids the counters
-//! says so in one line and the runs go on without them.
+//! says so in one line and the runs go on without them. Outside the lab's
+//! one-at-a-time group: counts per request do not depend on what runs
+//! beside them.
 
 use loadlab::results::raw::{self, RawRow};
 
-use super::support::{serial, summary_json, sweep};
+use crate::lab::support::{summary_json, sweep};
 
 /// Calls of one kind per completed request in a run.
 fn per_req(r: &RawRow, n: Option<u64>) -> f64 {
@@ -16,7 +18,6 @@ fn per_req(r: &RawRow, n: Option<u64>) -> f64 {
 
 #[test]
 fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
-    let _serial = serial();
     assert_eq!(
         loadlab::proc::syscalls::unavailable(),
         None,
@@ -142,7 +143,6 @@ fn small_sweep(prefix: &[&str], bin: &str, out: &std::path::Path, extra: &[&str]
 #[test]
 fn a_host_that_forbids_counting_says_so_in_one_line_and_the_runs_go_on() {
     use std::os::unix::fs::PermissionsExt;
-    let _serial = serial();
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
     assert!(
         paranoid.trim().parse::<i32>().unwrap() > -1,

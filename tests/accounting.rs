@@ -102,6 +102,21 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     let reads = conf["sys_reads_per_req"].as_f64().unwrap();
     assert!((0.9..=1.3).contains(&reads), "{conf:#}");
     assert!(conf["cpu_user_pct"].as_f64().unwrap() <= 100.0);
+    // Why, in the findings: thread-per-conn without keep-alive, the
+    // costliest, first, with its clone and exit.
+    let why = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "work")
+        .map(|f| f["text"].as_str().unwrap())
+        .find(|t| t.contains("keep-alive off"))
+        .unwrap_or_else(|| panic!("a work finding: {json:#}"));
+    assert!(
+        why.contains("why, per request, costliest first: model:thread-per-conn: ")
+            && why.contains("clone+exit 2."),
+        "{why}"
+    );
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
         md.contains("server work per request") && md.contains("| clone+exit |"),

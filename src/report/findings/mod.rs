@@ -14,6 +14,7 @@ mod cost;
 pub mod defects;
 mod evidence;
 mod undecided;
+mod work;
 
 use super::num::fixed;
 use super::summary::{Group, Status, SummaryRow, SweepSummary, Varies, BUSY_PCT};
@@ -62,6 +63,9 @@ pub enum Kind {
     Kernel,
     /// A target that burned CPU while another was measured.
     BusyIdle,
+    /// Why the costs differ: syscalls and context switches per request
+    /// (`sweep --accounting`).
+    Work,
     /// This sweep against an earlier run (`--compare-to`).
     Compare,
     /// What the rankings could not decide, and why: bounds the client
@@ -114,6 +118,7 @@ pub fn findings(
     );
     out.extend(latency(&cells, &words));
     out.extend(undecided::finding(&[&caps, &costs]));
+    out.extend(work::sentences(&cells, &words));
     out.extend(super::slow::sentences(s).into_iter().map(|text| Finding {
         kind: Kind::SlowClients,
         text,

@@ -8,7 +8,7 @@ use super::axis::spans;
 use super::bars::{self, Bar, BarPanel, BarSpec, Bound};
 use super::charts::Chart;
 use super::num::fixed;
-use super::summary::{Group, SweepSummary};
+use super::summary::{Group, Status, SummaryRow, SweepSummary};
 use crate::results::config::RunConfig;
 use crate::stats::Interval;
 
@@ -33,17 +33,21 @@ fn title(k: &RunConfig, experiments: bool) -> String {
     t
 }
 
-/// One bar: the mean of the rounds' µs per request, with its interval.
-fn bar(g: &Group, colors: &[String]) -> Option<Bar> {
+/// One bar: the mean of the rounds' µs per request, with its interval,
+/// and the cell's status when it is not ok (client-bound, noisy, ...).
+fn bar(g: &Group, r: &SummaryRow, colors: &[String]) -> Option<Bar> {
     let v: Vec<f64> = g.cpu_us_by_round().into_iter().map(|x| x.1).collect();
     if v.is_empty() {
         return None;
     }
     let i = Interval::of(&v);
-    let text = match i.ci95() {
+    let mut text = match i.ci95() {
         Some(_) => format!("{} ± {} µs", fixed(i.mean, 1), fixed(i.half, 1)),
         None => format!("{} µs (1 round)", fixed(i.mean, 1)),
     };
+    if r.status != Status::Ok {
+        text.push_str(&format!(" ({})", r.status.word()));
+    }
     Some(Bar {
         label: g.key.target.clone(),
         value: i.mean,
@@ -65,8 +69,11 @@ fn bar(g: &Group, colors: &[String]) -> Option<Bar> {
 pub fn chart(s: &SweepSummary, colors: &[String]) -> Option<Chart> {
     let mut settings: Vec<RunConfig> = Vec::new();
     let mut panels: Vec<Vec<Bar>> = Vec::new();
-    for g in s.groups.iter().filter(|g| g.key.rate.is_some()) {
-        let Some(b) = bar(g, colors) else { continue };
+    for (g, r) in s.groups.iter().zip(&s.rows) {
+        if g.key.rate.is_none() {
+            continue;
+        }
+        let Some(b) = bar(g, r, colors) else { continue };
         let k = RunConfig {
             target: String::new(),
             workers: 0,
@@ -108,4 +115,45 @@ pub fn chart(s: &SweepSummary, colors: &[String]) -> Option<Chart> {
         title: spec.title.clone(),
         svg: bars::svg(&spec),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary::summarize;
+    use crate::results::raw::RawRow;
+
+    fn run(target: &str, round: u64, cpu_ms: f64, client_bound: bool) -> RawRow {
+        RawRow {
+            run_id: round,
+            experiment: "sweep".into(),
+            target: target.into(),
+            path: "/".into(),
+            concurrency: 50,
+            duration_s: 1.0,
+            keepalive: true,
+            rate: Some(1000.0),
+            achieved_rate: Some(1000.0),
+            repeat: round,
+            time_taken_s: 1.0,
+            complete: 1000,
+            ok_responses: 1000,
+            ok_rps: 1000.0,
+            server_rss_peak_kb: 4000,
+            server_cpu_ms: cpu_ms,
+            client_bound,
+            ..RawRow::default()
+        }
+    }
+
+    #[test]
+    fn a_bar_says_when_its_cell_cannot_be_trusted() {
+        let raw: Vec<RawRow> = (1..=3)
+            .flat_map(|i| [run("a", i, 15.0, false), run("b", i, 30.0, i == 2)])
+            .collect();
+        let s = summarize(&raw);
+        let c = chart(&s, &["a".into(), "b".into()]).expect("a chart");
+        assert!(c.svg.contains("30.0 ± 0.0 µs (client-bound)"), "{}", c.svg);
+        assert!(c.svg.contains("15.0 ± 0.0 µs</text>"), "{}", c.svg);
+    }
 }

@@ -1,7 +1,8 @@
-//! Server accounting (issue 44 item 1): with --accounting, every run of a
-//! server loadlab started carries its syscalls by kind, context switches, run-queue wait
-//! and user/system split, counted by perf over the measured window, and
-//! the figures agree with what each model is known to do (the strace
+//! Server accounting (issue 44 item 1): unless --no-accounting, every run
+//! of a server loadlab started carries its syscalls by kind, context
+//! switches and ring submissions (counted by perf in its cell's unmeasured
+//! pass), run-queue wait and user/system split, and the figures agree
+//! with what each model is known to do (the strace
 //! budgets of tests/syscall_budget.rs); a host that forbids the counters
 //! says so in one line and the runs go on without them. Outside the lab's
 //! one-at-a-time group: counts per request do not depend on what runs
@@ -11,9 +12,10 @@ use loadlab::results::raw::{self, RawRow};
 
 use crate::lab::support::{summary_json, sweep};
 
-/// Calls of one kind per completed request in a run.
+/// Calls of one kind per request of the run's counting pass.
 fn per_req(r: &RawRow, n: Option<u64>) -> f64 {
-    n.unwrap_or_else(|| panic!("not counted: {r:?}")) as f64 / r.complete as f64
+    let counted = r.server_counted_requests.expect("the pass's requests");
+    n.unwrap_or_else(|| panic!("not counted: {r:?}")) as f64 / counted as f64
 }
 
 #[test]
@@ -44,7 +46,6 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
             "--repeat",
             "1",
             "--no-check",
-            "--accounting",
         ],
         &out,
     );
@@ -57,6 +58,9 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     };
     for r in &rows {
         assert!(r.complete > 100, "{r:?}");
+        // A quarter of a cell: fewer requests than the measured run's.
+        let pass = r.server_counted_requests.unwrap();
+        assert!(pass > 50 && pass < r.complete, "{r:?}");
         assert_eq!(r.accounting, None, "every event counted: {r:?}");
         assert!(r.server_switches_counted.is_some() && r.server_runq_wait_ms.is_some());
         let (u, s) = (
@@ -89,6 +93,22 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
         assert!(per_req(ring, n) < 0.05, "{ring:?}");
     }
     assert!(per_req(ring, ring.server_sys_io_uring_enter) > 0.0);
+    // Its ring entries by opcode: with keep-alive one send per request
+    // and a multishot receive that outlives many requests; without, one
+    // receive per connection.
+    let op = |r: &RawRow, name: &str| {
+        let ops = loadlab::results::accounting::ring_ops(r.server_ring_ops.as_deref().unwrap());
+        let n = ops.iter().find(|(o, _)| o == name).map_or(0, |(_, n)| *n);
+        per_req(r, Some(n))
+    };
+    assert!((0.9..=1.3).contains(&op(ring, "send")), "{ring:?}");
+    assert!(op(ring, "recv") < 0.05, "{ring:?}");
+    let ring_close = at("io-uring", false);
+    assert!(
+        (0.9..=1.3).contains(&op(ring_close, "recv")),
+        "{ring_close:?}"
+    );
+    assert_eq!(el.server_ring_ops, None, "the event loop has no ring");
 
     let json = summary_json(&out);
     let errs = crate::common::schema::validate("summary-v4.schema.json", &json);
@@ -119,9 +139,29 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     );
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
-        md.contains("server work per request") && md.contains("| clone+exit |"),
+        md.contains("server work per request")
+            && md.contains("| clone+exit |")
+            && md.contains("send 1.0"),
         "{md}"
     );
+    // The Why section: each target with its model's account, and thread-
+    // per-conn without keep-alive against the cheapest, the event loop.
+    let why = &md[md.find("## Why").expect("a Why section")..];
+    let tpc = &why[why.find("### model:thread-per-conn").unwrap()..];
+    assert!(tpc.contains("The main thread accepts connections"), "{why}");
+    let off = tpc
+        .lines()
+        .find(|l| l.starts_with("- keep-alive off"))
+        .unwrap_or_else(|| panic!("{why}"));
+    assert!(
+        off.contains("µs of server CPU per request")
+            && off.contains(" x model:event-loop's ")
+            && off.contains("clone+exit 2.")
+            && off.contains("context switches against"),
+        "{off}"
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"why\">"), "the page has it too");
 }
 
 /// 200 requests to event-loop over 2 connections, once, by `bin` (as
@@ -175,7 +215,7 @@ fn a_host_that_forbids_counting_says_so_in_one_line_and_the_runs_go_on() {
         "--regid=65534",
         "--clear-groups",
     ];
-    let (stderr, code) = small_sweep(&setpriv, bin.to_str().unwrap(), &out, &["--accounting"]);
+    let (stderr, code) = small_sweep(&setpriv, bin.to_str().unwrap(), &out, &[]);
     assert_eq!(code, 0, "{stderr}");
     let said: Vec<&str> = stderr
         .lines()
@@ -197,9 +237,14 @@ fn a_host_that_forbids_counting_says_so_in_one_line_and_the_runs_go_on() {
         .as_deref()
         .unwrap()
         .contains("perf_event_paranoid"));
-    // Without --accounting: no figures, and no note either.
+    // With --no-accounting: no figures, and no note either.
     let out2 = dir.path().join("res2");
-    let (stderr, code) = small_sweep(&[], crate::common::loadlab_bin(), &out2, &[]);
+    let (stderr, code) = small_sweep(
+        &[],
+        crate::common::loadlab_bin(),
+        &out2,
+        &["--no-accounting"],
+    );
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("no syscall"), "{stderr}");
     let r = &raw::read(&out2).unwrap()[0];

@@ -132,12 +132,12 @@ pub struct SweepArgs {
     /// run (the check takes about a second per target; see docs/check.md).
     #[arg(long)]
     pub no_check: bool,
-    /// Count the servers' syscalls by kind and context switches with perf
-    /// counters over each run (root, or perf_event_paranoid -1). Counting
-    /// raises the servers' CPU per request (docs/PERFORMANCE.md), so it is
-    /// off by default.
+    /// Do not count the servers' syscalls, context switches and ring
+    /// submissions. By default each cell is counted with perf counters
+    /// (root, or perf_event_paranoid -1) in a short unmeasured pass before
+    /// its first run: a quarter of a cell, at most 0.5 s.
     #[arg(long)]
-    pub accounting: bool,
+    pub no_accounting: bool,
     /// Load-generator threads (default: one per CPU the load generator
     /// has).
     #[arg(long)]
@@ -316,7 +316,7 @@ impl SweepArgs {
             plan.timeout = t;
         }
         plan.check = !self.no_check;
-        plan.accounting = self.accounting;
+        plan.accounting = !self.no_accounting;
         if let Some(t) = self.max_cell_time {
             if t.is_zero() {
                 return Err(usage("--max-cell-time must be greater than 0"));

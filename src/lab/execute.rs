@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::capacity::settings::CapacityPlan;
 use super::capacity::{self, Subject};
 use super::conditions;
+use super::count_pass::Tally;
 use super::diagnose::diagnose;
 use super::idle::IdleWatch;
 use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
@@ -18,7 +19,6 @@ use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::record;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
-use crate::proc::syscalls::Counters;
 use crate::proc::target::{Running, StartContext};
 use crate::results::capacity as capacity_file;
 use crate::results::diagnosis::Diagnosis;
@@ -272,6 +272,7 @@ fn run_schedule(
 ) -> anyhow::Result<()> {
     // Per target: the lowest concurrency a run of it was capped at.
     let mut capped: Vec<Option<u64>> = vec![None; started.len()];
+    let mut tally = Tally::default();
     for &(i, j) in &schedule.order {
         let Some((running, place)) = &started[i] else {
             continue;
@@ -290,9 +291,13 @@ fn run_schedule(
         let row = if stop() {
             None
         } else {
+            if plan.accounting {
+                tally.count(plan, i, running, run, place, stop)?;
+            }
             let watch = IdleWatch::start(others_of(schedule, started, i));
-            let mut row = measure(plan, running, run, place, journal.next_id, stop)?;
+            let mut row = measure(plan, running, run, place, journal.next_id, None, stop)?;
             row.disturbed_by = watch.finish();
+            tally.fill(i, run, &mut row);
             Some(row)
         };
         // Ctrl-C cut this run short (or came before it): its numbers
@@ -368,7 +373,7 @@ fn warm_up_host(
     };
     // measure() fails only for sharded runs, which return above; a failed
     // warm-up is said in the note, never the sweep's error.
-    let row = measure(plan, running, &run, place, 0, stop);
+    let row = measure(plan, running, &run, place, 0, None, stop);
     // In sweep.json, not on stderr: a sweep that measured nothing still
     // says so in one line.
     let target = &run.config.target;
@@ -494,11 +499,7 @@ fn start_all(
             return Ok(None);
         }
         match Running::start(inst.spec, ctx, inst.workers, inst.cpus, stop) {
-            Ok(mut r) => {
-                // Opened once, on the tree as it is up: each run reads them.
-                if plan.accounting {
-                    r.counters = r.pid.map(Counters::open);
-                }
+            Ok(r) => {
                 let (place, note) = Placement::of(inst, plan.client_cpus);
                 if let Some(note) = note.filter(|n| !notes.contains(n)) {
                     on_event(SweepEvent::Note(&note));

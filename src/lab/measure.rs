@@ -109,13 +109,16 @@ impl Placement {
 pub const CAPPED: &str = "capped at ";
 
 /// One bench run against `running`, measured; `run_id` is the number its
-/// row will get. Err: the sweep cannot go on (its shards failed).
+/// row will get; `counters`, when given, are read over the run into the
+/// row's accounting (the counting pass). Err: the sweep cannot go on (its
+/// shards failed).
 pub fn measure(
     plan: &SweepPlan,
     running: &Running,
     run: &PlannedRun,
     place: &Placement,
     run_id: u64,
+    counters: Option<&Counters>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> anyhow::Result<RawRow> {
     let mut row = record::run_row(run);
@@ -185,10 +188,7 @@ pub fn measure(
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    let counts0 = running
-        .counters
-        .as_ref()
-        .map(|c| c.as_ref().map(Counters::read));
+    let counts0 = counters.map(Counters::read);
     let monitor = running.pid.map(Monitor::start);
     let stat0 = CpuStat::read();
     let cpu0 = self_cpu();
@@ -219,11 +219,9 @@ pub fn measure(
     let client_cpu = self_cpu() - cpu0;
     let stat1 = CpuStat::read();
     let usage = monitor.map(Monitor::finish).unwrap_or_default();
-    let counted = match (&running.counters, counts0) {
-        (Some(Ok(c)), Some(Ok(before))) => Some(Ok(syscalls::between(&before, &c.read()))),
-        (Some(Err(why)), _) => Some(Err(why.clone())),
-        _ => None,
-    };
+    let counted = counters
+        .zip(counts0)
+        .map(|(c, before)| syscalls::between(&before, &c.read()));
     if let Some(s) = slow.map(SlowClients::finish) {
         row.slow_held_at_end = s.held_at_end as u64;
         row.slow_closed_by_server = s.closed_by_server;
@@ -261,10 +259,9 @@ pub fn measure(
                 shared_busy_pct: stat0.busy_pct(&stat1, &place.shared),
             };
             record::fill_resources(&mut row, &usage, &client);
-            match counted {
-                Some(Ok(c)) => accounting::fill(&mut row, &c),
-                Some(Err(why)) => row.accounting = Some(why),
-                None => {}
+            if let Some(c) = counted {
+                accounting::fill(&mut row, &c);
+                row.server_counted_requests = Some(row.complete);
             }
         }
         // Ctrl-C: the caller does not record the row.

@@ -6,6 +6,7 @@
 
 pub mod capacity;
 pub mod conditions;
+mod count_pass;
 pub mod diagnose;
 pub mod execute;
 pub mod idle;

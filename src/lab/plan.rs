@@ -104,9 +104,9 @@ pub struct SweepPlan {
     /// With `capacity`: the cells are made too (`--rate` given, or the
     /// bare run's common rate); otherwise the search is the whole sweep.
     pub cells: bool,
-    /// Count the server's syscalls and context switches with perf
-    /// counters over each run, where the host allows it (`--accounting`;
-    /// the counters raise the server's CPU per request).
+    /// Count each cell's server syscalls, context switches and ring
+    /// submissions with perf counters in an unmeasured pass before its
+    /// first run, where the host allows it (off: `--no-accounting`).
     pub accounting: bool,
 }
 

@@ -76,7 +76,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         shards: None,
         capacity: None,
         cells: true,
-        accounting: false,
+        accounting: true,
     }
 }
 

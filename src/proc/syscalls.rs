@@ -1,11 +1,12 @@
-//! Counts a server's syscalls by kind and its context switches, with the
-//! kernel's perf counters on the syscall tracepoints in counting mode
-//! (not ptrace: strace stops the server at every call and changes what it
-//! measures). The counters open once, when the lab has started the
-//! target, on every thread of every process of its tree, inherited by
-//! the threads and processes those start later (a counter's read sums its
-//! inherited children, the exited ones too); each run reads them before
-//! and after, so starting a counter costs nothing per run.
+//! Counts a server's syscalls by kind, its context switches and its
+//! io_uring submissions by opcode, with the kernel's perf counters on the
+//! syscall and io_uring tracepoints in counting mode (not ptrace: strace
+//! stops the server at every call and changes what it measures). The
+//! counters open on every thread of every process of the target's tree,
+//! inherited by the threads and processes those start later (a counter's
+//! read sums its inherited children, the exited ones too). While they are
+//! open every syscall on the host is slower, so the lab opens them for a
+//! counting pass of its own, not over measured runs.
 
 use std::fs::File;
 use std::io::Read;
@@ -16,40 +17,99 @@ use std::sync::OnceLock;
 use super::monitor::tree;
 use crate::results::accounting::{Counts, SyscallKind};
 
-/// Syscalls by kind. Names absent on this architecture (or kernel) are
-/// left out; `Other` is the total less these.
-const SYSCALLS: &[(&str, SyscallKind)] = &[
-    ("read", SyscallKind::Reads),
-    ("readv", SyscallKind::Reads),
-    ("pread64", SyscallKind::Reads),
-    ("recvfrom", SyscallKind::Reads),
-    ("recvmsg", SyscallKind::Reads),
-    ("recvmmsg", SyscallKind::Reads),
-    ("write", SyscallKind::Writes),
-    ("writev", SyscallKind::Writes),
-    ("pwrite64", SyscallKind::Writes),
-    ("sendto", SyscallKind::Writes),
-    ("sendmsg", SyscallKind::Writes),
-    ("sendmmsg", SyscallKind::Writes),
-    ("sendfile64", SyscallKind::Writes),
-    ("splice", SyscallKind::Writes),
-    ("epoll_wait", SyscallKind::EpollWait),
-    ("epoll_pwait", SyscallKind::EpollWait),
-    ("epoll_pwait2", SyscallKind::EpollWait),
-    ("io_uring_enter", SyscallKind::IoUringEnter),
-    ("accept", SyscallKind::Accept),
-    ("accept4", SyscallKind::Accept),
-    ("close", SyscallKind::Close),
-    ("futex", SyscallKind::Futex),
-    ("clone", SyscallKind::CloneExit),
-    ("clone3", SyscallKind::CloneExit),
-    ("fork", SyscallKind::CloneExit),
-    ("vfork", SyscallKind::CloneExit),
-    ("exit", SyscallKind::CloneExit),
-    ("exit_group", SyscallKind::CloneExit),
+/// Syscalls by kind, by number (the calls an architecture lacks are left
+/// out by it); `Other` is the total less these. One tracepoint
+/// (raw_syscalls:sys_enter) with a filter on the number per kind: every
+/// distinct tracepoint a counter opens costs its close an RCU grace
+/// period, tens of ms, which a pass per cell cannot afford.
+const SYSCALLS: &[(libc::c_long, SyscallKind)] = &[
+    (libc::SYS_read, SyscallKind::Reads),
+    (libc::SYS_readv, SyscallKind::Reads),
+    (libc::SYS_pread64, SyscallKind::Reads),
+    (libc::SYS_recvfrom, SyscallKind::Reads),
+    (libc::SYS_recvmsg, SyscallKind::Reads),
+    (libc::SYS_recvmmsg, SyscallKind::Reads),
+    (libc::SYS_write, SyscallKind::Writes),
+    (libc::SYS_writev, SyscallKind::Writes),
+    (libc::SYS_pwrite64, SyscallKind::Writes),
+    (libc::SYS_sendto, SyscallKind::Writes),
+    (libc::SYS_sendmsg, SyscallKind::Writes),
+    (libc::SYS_sendmmsg, SyscallKind::Writes),
+    (libc::SYS_sendfile, SyscallKind::Writes),
+    (libc::SYS_splice, SyscallKind::Writes),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_epoll_wait, SyscallKind::EpollWait),
+    (libc::SYS_epoll_pwait, SyscallKind::EpollWait),
+    (libc::SYS_epoll_pwait2, SyscallKind::EpollWait),
+    (libc::SYS_io_uring_enter, SyscallKind::IoUringEnter),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_accept, SyscallKind::Accept),
+    (libc::SYS_accept4, SyscallKind::Accept),
+    (libc::SYS_close, SyscallKind::Close),
+    (libc::SYS_futex, SyscallKind::Futex),
+    (libc::SYS_clone, SyscallKind::CloneExit),
+    (libc::SYS_clone3, SyscallKind::CloneExit),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_fork, SyscallKind::CloneExit),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_vfork, SyscallKind::CloneExit),
+    (libc::SYS_exit, SyscallKind::CloneExit),
+    (libc::SYS_exit_group, SyscallKind::CloneExit),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_poll, SyscallKind::Poll),
+    (libc::SYS_ppoll, SyscallKind::Poll),
+    #[cfg(target_arch = "x86_64")]
+    (libc::SYS_select, SyscallKind::Poll),
+    (libc::SYS_pselect6, SyscallKind::Poll),
+    (libc::SYS_mmap, SyscallKind::Memory),
+    (libc::SYS_munmap, SyscallKind::Memory),
+    (libc::SYS_mprotect, SyscallKind::Memory),
+    (libc::SYS_madvise, SyscallKind::Memory),
+    (libc::SYS_mremap, SyscallKind::Memory),
+    (libc::SYS_brk, SyscallKind::Memory),
+    (libc::SYS_rt_sigprocmask, SyscallKind::ThreadSetup),
+    (libc::SYS_sigaltstack, SyscallKind::ThreadSetup),
+    (libc::SYS_set_robust_list, SyscallKind::ThreadSetup),
+    (libc::SYS_rseq, SyscallKind::ThreadSetup),
+    (libc::SYS_prctl, SyscallKind::ThreadSetup),
+    (libc::SYS_gettid, SyscallKind::ThreadSetup),
+    (libc::SYS_sched_getaffinity, SyscallKind::ThreadSetup),
+    (libc::SYS_set_tid_address, SyscallKind::ThreadSetup),
+    (libc::SYS_setsockopt, SyscallKind::SockOpt),
+    (libc::SYS_getsockopt, SyscallKind::SockOpt),
+    (libc::SYS_ioctl, SyscallKind::SockOpt),
+    (libc::SYS_fcntl, SyscallKind::SockOpt),
 ];
 
+/// io_uring submissions by opcode (its reads and sends are ring
+/// entries, not syscalls); every other opcode is `other`.
+const RING_OPS: &[(&str, u8)] = {
+    use io_uring::opcode as op;
+    &[
+        ("accept", op::Accept::CODE),
+        ("recv", op::Recv::CODE),
+        ("recvmsg", op::RecvMsg::CODE),
+        ("read", op::Read::CODE),
+        ("readv", op::Readv::CODE),
+        ("send", op::Send::CODE),
+        ("send_zc", op::SendZc::CODE),
+        ("sendmsg", op::SendMsg::CODE),
+        ("write", op::Write::CODE),
+        ("writev", op::Writev::CODE),
+        ("splice", op::Splice::CODE),
+        ("poll_add", op::PollAdd::CODE),
+        ("timeout", op::Timeout::CODE),
+        ("async_cancel", op::AsyncCancel::CODE),
+        ("close", op::Close::CODE),
+    ]
+};
+
 const TRACEFS: &str = "/sys/kernel/tracing/events";
+/// Where a ring's submissions are seen, one event per request entry.
+const RING_SUBMIT: &str = "io_uring/io_uring_submit_req";
+/// ioctl(PERF_EVENT_IOC_SET_FILTER): a tracepoint filter; inherited
+/// counters use their parent's.
+const PERF_EVENT_IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
 const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_COUNT_SW_CONTEXT_SWITCHES: u64 = 3;
@@ -82,10 +142,23 @@ enum Slot {
     Kind(SyscallKind),
     Total,
     Switches,
+    /// Ring submissions of the RING_OPS entry at this index.
+    RingOp(usize),
+    RingTotal,
 }
 
-/// The events this kernel has: (perf type, config, slot).
-fn events() -> Result<Vec<(u32, u64, Slot)>, String> {
+/// One event to open on each thread: perf type, config, where its
+/// count goes, and a tracepoint filter.
+#[derive(Debug, Clone)]
+struct Event {
+    kind: u32,
+    config: u64,
+    slot: Slot,
+    filter: Option<String>,
+}
+
+/// The events this kernel has.
+fn events() -> Result<Vec<Event>, String> {
     let id = |path: &str| -> Option<u64> {
         std::fs::read_to_string(Path::new(TRACEFS).join(path).join("id"))
             .ok()?
@@ -107,20 +180,56 @@ fn events() -> Result<Vec<(u32, u64, Slot)>, String> {
             ))
         }
     };
-    let mut out: Vec<(u32, u64, Slot)> = SYSCALLS
+    let tracepoint = |config, slot, filter| Event {
+        kind: PERF_TYPE_TRACEPOINT,
+        config,
+        slot,
+        filter,
+    };
+    let mut out: Vec<Event> = SyscallKind::ALL
         .iter()
-        .filter_map(|(name, k)| {
-            id(&format!("syscalls/sys_enter_{name}"))
-                .map(|i| (PERF_TYPE_TRACEPOINT, i, Slot::Kind(*k)))
+        .filter_map(|&k| {
+            let ids: Vec<String> = SYSCALLS
+                .iter()
+                .filter(|(_, kind)| *kind == k)
+                .map(|(nr, _)| format!("id == {nr}"))
+                .collect();
+            (!ids.is_empty()).then(|| tracepoint(total, Slot::Kind(k), Some(ids.join(" || "))))
         })
         .collect();
-    out.push((PERF_TYPE_TRACEPOINT, total, Slot::Total));
-    out.push((
-        PERF_TYPE_SOFTWARE,
-        PERF_COUNT_SW_CONTEXT_SWITCHES,
-        Slot::Switches,
-    ));
+    out.push(tracepoint(total, Slot::Total, None));
+    out.push(Event {
+        kind: PERF_TYPE_SOFTWARE,
+        config: PERF_COUNT_SW_CONTEXT_SWITCHES,
+        slot: Slot::Switches,
+        filter: None,
+    });
+    // A kernel without io_uring's tracepoints counts no ring entries.
+    if let Some(ring) = id(RING_SUBMIT) {
+        out.push(tracepoint(ring, Slot::RingTotal, None));
+        for (i, &(_, code)) in RING_OPS.iter().enumerate() {
+            out.push(tracepoint(
+                ring,
+                Slot::RingOp(i),
+                Some(format!("opcode == {code}")),
+            ));
+        }
+    }
     Ok(out)
+}
+
+/// Makes `f` count only the events `filter` (the tracepoint's filter
+/// syntax) lets through.
+fn set_filter(f: &File, filter: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let filter = std::ffi::CString::new(filter).map_err(std::io::Error::other)?;
+    // SAFETY: the ioctl reads one NUL-terminated string through a valid
+    // pointer, on a perf fd we own.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), PERF_EVENT_IOC_SET_FILTER, filter.as_ptr()) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// One counter on one thread, inherited by what it starts.
@@ -163,8 +272,8 @@ fn probe() -> Option<String> {
         Ok(e) => e,
         Err(why) => return Some(why),
     };
-    let (kind, config, _) = events[0];
-    match open(kind, config, 0) {
+    let first = &events[0];
+    match open(first.kind, first.config, 0) {
         Ok(_) => None,
         Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => Some(forbidden()),
         Err(e) => Some(format!("the kernel refused a perf counter: {e}")),
@@ -204,9 +313,18 @@ impl Counters {
                 .flatten()
                 .filter_map(|t| t.file_name().to_str()?.parse().ok())
             {
-                for &(kind, config, slot) in &events {
-                    match open_counter(kind, config, tid) {
-                        Ok(Some(f)) => open.push((slot, f)),
+                for e in &events {
+                    match open_counter(e.kind, e.config, tid) {
+                        Ok(Some(f)) => {
+                            if let Some(filter) = &e.filter {
+                                set_filter(&f, filter).map_err(|err| {
+                                    format!(
+                                        "cannot filter thread {tid}'s counter ({filter}): {err}"
+                                    )
+                                })?;
+                            }
+                            open.push((e.slot, f));
+                        }
                         // The thread ended since the listing.
                         Ok(None) => {}
                         Err(e) => return Err(format!("cannot count thread {tid}'s syscalls: {e}")),
@@ -230,6 +348,8 @@ impl Counters {
                 Slot::Kind(k) => c.by_kind[*k as usize] += n,
                 Slot::Total => c.total += n,
                 Slot::Switches => c.ctx_switches += n,
+                Slot::RingOp(i) => *c.ring.entry(RING_OPS[*i].0.to_string()).or_default() += n,
+                Slot::RingTotal => c.ring_total += n,
             }
         }
         c
@@ -257,6 +377,11 @@ pub fn between(before: &Counts, after: &Counts) -> Counts {
         *n = after.by_kind[i].saturating_sub(before.by_kind[i]);
     }
     c.other = c.total.saturating_sub(c.by_kind.iter().sum());
+    for (op, n) in &after.ring {
+        let was = before.ring.get(op).copied().unwrap_or(0);
+        c.ring.insert(op.clone(), n.saturating_sub(was));
+    }
+    c.ring_total = after.ring_total.saturating_sub(before.ring_total);
     c
 }
 

@@ -232,9 +232,6 @@ pub struct Running {
     pub base: String,
     /// Root of the target's process tree, when we started it.
     pub pid: Option<u32>,
-    /// The tree's syscall and context-switch counters, when the lab
-    /// opened them (Err: why it could not).
-    pub counters: Option<Result<super::syscalls::Counters, String>>,
     _proc: Option<ChildServer>,
     _nginx: Option<Nginx>,
 }
@@ -268,7 +265,6 @@ impl Running {
                     }
                 };
                 Ok(Running {
-                    counters: None,
                     base: format!("http://{addr}"),
                     pid: Some(p.pid()),
                     _proc: Some(p),
@@ -282,7 +278,6 @@ impl Running {
                 opts.affinity = cpus;
                 let n = Nginx::start_until(&bin, &opts, stop)?;
                 Ok(Running {
-                    counters: None,
                     base: format!("http://{}", n.addr),
                     pid: Some(n.pid()),
                     _proc: None,
@@ -311,7 +306,6 @@ impl Running {
                 cmd
             }),
             TargetSpec::Url { base, .. } => Ok(Running {
-                counters: None,
                 base: base.clone(),
                 pid: None,
                 _proc: None,
@@ -352,7 +346,6 @@ impl Running {
         let addr = ([127, 0, 0, 1], port).into();
         match wait_accepting(addr, CMD_START_LIMIT, &mut p, stop) {
             Ok(()) => Ok(Running {
-                counters: None,
                 base: format!("http://127.0.0.1:{port}"),
                 pid: Some(p.pid()),
                 _proc: Some(p),

@@ -101,7 +101,9 @@ transfers count as throughput.{}",
 /// The models named by `targets` (`model:NAME`, `model:NAME:workers=4`,
 /// or a bare model name), each once, in registry order, then Go's
 /// net/http when a `go` target is among them.
-fn models_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Vec<(&'static str, &'static str)> {
+pub(crate) fn models_of<'a>(
+    targets: impl IntoIterator<Item = &'a str>,
+) -> Vec<(&'static str, &'static str)> {
     let mut found: Vec<Model> = Vec::new();
     let mut go = false;
     for t in targets {

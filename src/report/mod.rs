@@ -296,6 +296,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         capacity: capacity_table.as_ref(),
         answer_charts: &answer_charts,
         compared: compared.as_ref(),
+        why: &findings::why::section(&s),
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

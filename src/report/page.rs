@@ -10,6 +10,7 @@
 use super::charts::Chart;
 use super::e1;
 use super::explain::{self, Intro};
+use super::findings::why::Why;
 use super::summary::SweepSummary;
 use super::sweep_tables;
 use super::table::{esc, Table};
@@ -123,6 +124,8 @@ pub struct Doc<'a> {
     pub answer_charts: &'a [Chart],
     /// This sweep against an earlier run (`--compare-to`).
     pub compared: Option<&'a Table>,
+    /// Why each target costs what it does (empty when nothing was counted).
+    pub why: &'a [Why],
 }
 
 const NO_COMMAND: &str = "the command was not recorded (no sweep.json in this directory).";
@@ -140,6 +143,7 @@ pub fn markdown(d: &Doc) -> String {
         capacity,
         answer_charts,
         compared,
+        why,
     } = *d;
     let mut o = String::from("# loadlab report\n\n");
     o.push_str(&findings_markdown(findings));
@@ -157,6 +161,7 @@ pub fn markdown(d: &Doc) -> String {
     if let Some(t) = compared {
         o.push_str(&t.to_markdown(2));
     }
+    o.push_str(&why_markdown(why));
     o.push_str(&sweep_tables::machine(m).to_markdown(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_markdown(2));
@@ -312,6 +317,7 @@ pub fn html(d: &Doc) -> String {
         capacity,
         answer_charts,
         compared,
+        why,
     } = *d;
     let mut o = head("loadlab report");
     o.push_str("<h1>loadlab report</h1>\n");
@@ -330,6 +336,7 @@ pub fn html(d: &Doc) -> String {
     if let Some(t) = compared {
         o.push_str(&table_html(t, 2));
     }
+    o.push_str(&why_html(why));
     o.push_str(&sweep_tables::machine(m).to_html(2));
     if let Some(t) = sweep_tables::skipped_targets(&s.skipped) {
         o.push_str(&t.to_html(2));
@@ -352,6 +359,55 @@ pub fn html(d: &Doc) -> String {
     }
     o.push_str(&table_html(&sweep_tables::failed_runs(&s.failed), 2));
     o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// What the Why section says before its targets.
+const WHY_LEAD: &str = "What each request cost each server, and in what work: syscalls and \
+context switches counted by perf in a short unmeasured pass of each cell, run-queue wait and \
+the kernel's share of the CPU over the measured runs, beside the cheapest target at the same \
+setting. The cost ranking in the findings carries the intervals.";
+
+/// The Why section of summary.md; nothing when no target was counted.
+fn why_markdown(why: &[Why]) -> String {
+    if why.is_empty() {
+        return String::new();
+    }
+    let mut o = format!("## Why\n\n{WHY_LEAD}\n\n");
+    for y in why {
+        o.push_str(&format!("### {}\n\n", y.target));
+        if let Some(a) = &y.about {
+            o.push_str(&format!("{a}\n\n"));
+        }
+        for l in &y.lines {
+            o.push_str(&format!("- {l}\n"));
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// The Why section of the page.
+fn why_html(why: &[Why]) -> String {
+    if why.is_empty() {
+        return String::new();
+    }
+    let mut o = format!(
+        "<section id=\"why\">\n<h2>Why</h2>\n<p>{}</p>\n",
+        esc(WHY_LEAD)
+    );
+    for y in why {
+        o.push_str(&format!("<h3>{}</h3>\n", esc(&y.target)));
+        if let Some(a) = &y.about {
+            o.push_str(&format!("<p>{}</p>\n", esc(a)));
+        }
+        o.push_str("<ul>\n");
+        for l in &y.lines {
+            o.push_str(&format!("<li>{}</li>\n", esc(l)));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("</section>\n");
     o
 }
 

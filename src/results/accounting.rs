@@ -3,6 +3,8 @@
 //! and where a row keeps each. What counts them is `proc::syscalls` and
 //! `proc::monitor`; what they mean per request is the summary's.
 
+use std::collections::BTreeMap;
+
 use super::raw::RawRow;
 
 /// The kinds syscalls are counted in; `Other` is every syscall not named.
@@ -16,11 +18,15 @@ pub enum SyscallKind {
     Close,
     Futex,
     CloneExit,
+    Poll,
+    Memory,
+    ThreadSetup,
+    SockOpt,
     Other,
 }
 
 impl SyscallKind {
-    pub const ALL: [SyscallKind; 9] = [
+    pub const ALL: [SyscallKind; 13] = [
         SyscallKind::Reads,
         SyscallKind::Writes,
         SyscallKind::EpollWait,
@@ -29,6 +35,10 @@ impl SyscallKind {
         SyscallKind::Close,
         SyscallKind::Futex,
         SyscallKind::CloneExit,
+        SyscallKind::Poll,
+        SyscallKind::Memory,
+        SyscallKind::ThreadSetup,
+        SyscallKind::SockOpt,
         SyscallKind::Other,
     ];
 
@@ -43,6 +53,11 @@ impl SyscallKind {
             SyscallKind::Close => "close",
             SyscallKind::Futex => "futex",
             SyscallKind::CloneExit => "clone+exit",
+            SyscallKind::Poll => "poll",
+            SyscallKind::Memory => "memory",
+            SyscallKind::ThreadSetup => "thread set-up",
+            SyscallKind::SockOpt => "sockopt",
+
             SyscallKind::Other => "other",
         }
     }
@@ -58,6 +73,11 @@ impl SyscallKind {
             SyscallKind::Close => r.server_sys_close,
             SyscallKind::Futex => r.server_sys_futex,
             SyscallKind::CloneExit => r.server_sys_clone_exit,
+            SyscallKind::Poll => r.server_sys_poll,
+            SyscallKind::Memory => r.server_sys_memory,
+            SyscallKind::ThreadSetup => r.server_sys_thread_setup,
+            SyscallKind::SockOpt => r.server_sys_sockopt,
+
             SyscallKind::Other => r.server_sys_other,
         }
     }
@@ -73,6 +93,11 @@ impl SyscallKind {
             SyscallKind::Close => &mut r.server_sys_close,
             SyscallKind::Futex => &mut r.server_sys_futex,
             SyscallKind::CloneExit => &mut r.server_sys_clone_exit,
+            SyscallKind::Poll => &mut r.server_sys_poll,
+            SyscallKind::Memory => &mut r.server_sys_memory,
+            SyscallKind::ThreadSetup => &mut r.server_sys_thread_setup,
+            SyscallKind::SockOpt => &mut r.server_sys_sockopt,
+
             SyscallKind::Other => &mut r.server_sys_other,
         }
     }
@@ -82,12 +107,41 @@ impl SyscallKind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counts {
     /// By `SyscallKind as usize`; `Other` is kept in `other`.
-    pub by_kind: [u64; 8],
+    pub by_kind: [u64; SyscallKind::ALL.len() - 1],
     pub other: u64,
     /// Every syscall entered.
     pub total: u64,
     /// perf's inherited context-switches counter.
     pub ctx_switches: u64,
+    /// io_uring submissions of the named opcodes; empty where the kernel
+    /// has no io_uring tracepoints.
+    pub ring: BTreeMap<String, u64>,
+    /// Every io_uring submission, named opcodes or not.
+    pub ring_total: u64,
+}
+
+/// A ring's submissions by opcode as raw.csv keeps them: `op=n` pairs,
+/// space-separated, the named opcodes that occurred and `other`.
+pub fn ring_text(c: &Counts) -> String {
+    let named: u64 = c.ring.values().sum();
+    c.ring
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(op, n)| format!("{op}={n}"))
+        .chain((c.ring_total > named).then(|| format!("other={}", c.ring_total - named)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `op=n` pairs read back (counts, or the summary's per-request
+/// figures); a malformed pair is left out.
+pub fn ring_ops<T: std::str::FromStr>(text: &str) -> Vec<(String, T)> {
+    text.split_whitespace()
+        .filter_map(|pair| {
+            let (op, n) = pair.split_once('=')?;
+            Some((op.to_string(), n.parse().ok()?))
+        })
+        .collect()
 }
 
 /// Puts `c` into the row's accounting columns.
@@ -100,4 +154,46 @@ pub fn fill(r: &mut RawRow, c: &Counts) {
     }
     r.server_syscalls = Some(c.total);
     r.server_switches_counted = Some(c.ctx_switches);
+    // A server that submitted nothing to a ring has no ring column.
+    r.server_ring_ops = (c.ring_total > 0).then(|| ring_text(c));
+}
+
+/// Copies the counted columns (syscalls, switches, ring submissions and
+/// the requests they cover) from the row that counted them to another.
+pub fn copy_counts(from: &RawRow, to: &mut RawRow) {
+    for k in SyscallKind::ALL {
+        *k.slot(to) = k.of(from);
+    }
+    to.server_syscalls = from.server_syscalls;
+    to.server_switches_counted = from.server_switches_counted;
+    to.server_ring_ops = from.server_ring_ops.clone();
+    to.server_counted_requests = from.server_counted_requests;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_submissions_by_opcode_read_back_as_written() {
+        let c = Counts {
+            ring: [("recv", 0), ("send", 1200), ("accept", 3)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            ring_total: 1210,
+            ..Counts::default()
+        };
+        let text = ring_text(&c);
+        assert_eq!(text, "accept=3 send=1200 other=7");
+        assert_eq!(
+            ring_ops::<u64>(&text),
+            vec![
+                ("accept".into(), 3),
+                ("send".into(), 1200),
+                ("other".into(), 7)
+            ]
+        );
+        assert!(ring_ops::<u64>("send=x bogus recv=2") == vec![("recv".to_string(), 2)]);
+    }
 }

@@ -209,6 +209,23 @@ crate::with_run_config! {
     /// Why syscalls were not counted, or which events perf left
     /// uncounted; empty when all were.
     pub accounting: Option<String>,
+    /// The requests the syscall and context-switch counts cover: those of
+    /// the cell's counting pass (the counters slow every syscall, so they
+    /// are not on over measured runs). Empty in rows counted over the run
+    /// itself (older files): the run's completed requests.
+    pub server_counted_requests: Option<u64>,
+    /// io_uring submissions by opcode over the same requests, as `op=n`
+    /// pairs; empty for a server that submitted none.
+    pub server_ring_ops: Option<String>,
+    /// poll, ppoll, select, pselect6: waiting on a few descriptors (blocking models with timeouts).
+    pub server_sys_poll: Option<u64>,
+    /// mmap, munmap, mprotect, madvise, mremap, brk: mapping memory (a new thread's stack).
+    pub server_sys_memory: Option<u64>,
+    /// rt_sigprocmask, sigaltstack, set_robust_list, rseq, prctl, gettid, sched_getaffinity, set_tid_address: what a new thread does before its work.
+    pub server_sys_thread_setup: Option<u64>,
+    /// setsockopt, getsockopt, ioctl, fcntl: setting a socket up.
+    pub server_sys_sockopt: Option<u64>,
+
 }
 }
 
@@ -456,7 +473,11 @@ mod tests {
         // achieved_rate, the server's accounting after the rate.
         assert_eq!(at("rate"), at("achieved_rate") + 1);
         assert_eq!(at("server_syscalls"), at("rate") + 1);
-        assert_eq!(header.last().map(String::as_str), Some("accounting"));
+        assert_eq!(at("server_counted_requests"), at("accounting") + 1);
+        assert_eq!(
+            header.last().map(String::as_str),
+            Some("server_sys_sockopt")
+        );
         let r = row(1);
         assert!(r.rate_short(), "2300 of 2500/s is under 95 %");
         let kept = RawRow {

@@ -190,7 +190,7 @@ fn probe(
         repeat: 1,
         warmup: false,
     };
-    let row = measure(plan, s.running, &run, s.place, 0, stop)?;
+    let row = measure(plan, s.running, &run, s.place, 0, None, stop)?;
     if stop() {
         return Ok(None);
     }

@@ -14,6 +14,7 @@ mod cost;
 pub mod defects;
 mod evidence;
 mod undecided;
+pub mod why;
 mod work;
 
 use super::num::fixed;
@@ -64,7 +65,7 @@ pub enum Kind {
     /// A target that burned CPU while another was measured.
     BusyIdle,
     /// Why the costs differ: syscalls and context switches per request
-    /// (`sweep --accounting`).
+    /// (unless `sweep --no-accounting`).
     Work,
     /// This sweep against an earlier run (`--compare-to`).
     Compare,
@@ -94,12 +95,7 @@ pub fn findings(
     capacity: Option<&CapacityFile>,
 ) -> Vec<Finding> {
     let words = Words::new(s);
-    let cells: Vec<Cell> = s
-        .groups
-        .iter()
-        .zip(&s.rows)
-        .map(|(g, r)| Cell { g, r })
-        .collect();
+    let cells = cells(s);
     // What is decided leads: capacity, the cost ranking, then who serves
     // most.
     let mut caps = capacity.map(capacity::findings).unwrap_or_default();
@@ -131,6 +127,12 @@ pub fn findings(
         out.push(nothing(s, &cells));
     }
     out
+}
+
+/// Every configuration of `s`, in summary order.
+fn cells(s: &SweepSummary) -> Vec<Cell<'_>> {
+    let rows = s.groups.iter().zip(&s.rows);
+    rows.map(|(g, r)| Cell { g, r }).collect()
 }
 
 /// One configuration: its runs and its summary row.

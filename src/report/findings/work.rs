@@ -1,5 +1,5 @@
-//! Why the costs differ, from the server accounting (`sweep
-//! --accounting`): per setting, each target's syscalls per request by
+//! Why the costs differ, from the server accounting (on unless `sweep
+//! --no-accounting`): per setting, each target's syscalls per request by
 //! kind and its context switches, costliest first, so the cost ranking
 //! above it reads with its cause beside it ("thread-per-conn: 25.1
 //! syscalls (other 19.1, clone+exit 2.0, ...)").
@@ -10,7 +10,7 @@ use crate::results::accounting::SyscallKind;
 
 /// "read 1.00, write 1.00, epoll_wait 0.26": the kinds a cell made at
 /// least 0.05 of per request, most first.
-fn kinds(c: &Cell) -> String {
+pub(super) fn kinds(c: &Cell) -> String {
     let mut v: Vec<(SyscallKind, f64)> = SyscallKind::ALL
         .iter()
         .filter_map(|&k| c.r.sys_per_req(k).map(|n| (k, n)))

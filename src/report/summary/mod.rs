@@ -263,9 +263,16 @@ crate::with_run_config! {
     pub sys_close_per_req: Option<f64>,
     pub sys_futex_per_req: Option<f64>,
     pub sys_clone_exit_per_req: Option<f64>,
+    pub sys_poll_per_req: Option<f64>,
+    pub sys_memory_per_req: Option<f64>,
+    pub sys_thread_setup_per_req: Option<f64>,
+    pub sys_sockopt_per_req: Option<f64>,
     pub sys_other_per_req: Option<f64>,
     /// Context switches per request from perf's inherited counter.
     pub switches_counted_per_req: Option<f64>,
+    /// io_uring submissions per request by opcode, as `op=n` pairs;
+    /// empty for a server that submitted none.
+    pub ring_ops_per_req: Option<String>,
     /// µs per request the server's threads waited, ready, for a CPU: a
     /// lower bound where threads exited mid-run.
     pub runq_wait_us_per_req: Option<f64>,

@@ -16,6 +16,7 @@ tools=(
   curl:curl ab:apache2-utils nginx:nginx wrk:wrk python3:python3
   pgrep:procps mount:mount script:bsdutils setpriv:util-linux
   prlimit:util-linux strace:strace chromium:chromium go:golang-go
+  perf:linux-perf
 )
 have() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ]; }
 need=()

@@ -34,6 +34,7 @@ mod lab;
 mod layers;
 mod lifecycle;
 mod offload;
+mod profile;
 mod report;
 mod shutdown;
 mod slow_clients;

@@ -138,6 +138,12 @@ pub struct SweepArgs {
     /// its first run: a quarter of a cell, at most 0.5 s.
     #[arg(long)]
     pub no_accounting: bool,
+    /// After the runs, profile each target (perf, root or
+    /// perf_event_paranoid 1) in one unmeasured run at its heaviest cell:
+    /// a flame graph per target under profiles/, and its top kernel and
+    /// user functions in the report's Why section.
+    #[arg(long)]
+    pub profile: bool,
     /// Load-generator threads (default: one per CPU the load generator
     /// has).
     #[arg(long)]
@@ -317,6 +323,7 @@ impl SweepArgs {
         }
         plan.check = !self.no_check;
         plan.accounting = !self.no_accounting;
+        plan.profile = self.profile;
         if let Some(t) = self.max_cell_time {
             if t.is_zero() {
                 return Err(usage("--max-cell-time must be greater than 0"));

@@ -16,6 +16,7 @@ use super::diagnose::diagnose;
 use super::idle::IdleWatch;
 use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH};
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
+use super::profile_pass;
 use super::record;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
@@ -157,6 +158,9 @@ pub fn run(
             }
             if plan.cells && !stop() {
                 run_schedule(plan, &schedule, &started, &mut journal, stop, on_event)?;
+                if plan.profile && !stop() {
+                    profile(plan, &schedule, &started, out, stop, on_event)?;
+                }
             } else if stop() {
                 journal.outcome.interrupted = true;
             }
@@ -166,6 +170,22 @@ pub fn run(
     info.host_end = Some(host_sample(AT_END, on_event));
     conditions::write(out, &info)?;
     Ok(journal.outcome)
+}
+
+/// `--profile`: each started target profiled once after the runs.
+fn profile(
+    plan: &SweepPlan,
+    schedule: &Schedule,
+    started: &[Started],
+    out: &Path,
+    stop: &(dyn Fn() -> bool + Sync),
+    on_event: &mut dyn FnMut(SweepEvent),
+) -> anyhow::Result<()> {
+    let targets: Vec<_> = (schedule.instances.iter().zip(started))
+        .filter_map(|(i, s)| s.as_ref().map(|(r, p)| (i, r, p)))
+        .collect();
+    let mut note = |n: &str| on_event(SweepEvent::Note(n));
+    profile_pass::profile_all(plan, &targets, out, stop, &mut note)
 }
 
 /// The capacity search over the started targets, kept in capacity.json;

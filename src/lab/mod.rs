@@ -13,5 +13,6 @@ pub mod idle;
 pub mod measure;
 pub mod plan;
 pub mod presets;
+mod profile_pass;
 pub mod record;
 pub mod shards;

@@ -108,6 +108,9 @@ pub struct SweepPlan {
     /// submissions with perf counters in an unmeasured pass before its
     /// first run, where the host allows it (off: `--no-accounting`).
     pub accounting: bool,
+    /// `--profile`: after the runs, one unmeasured run per target with
+    /// perf sampling it, drawn as a flame graph.
+    pub profile: bool,
 }
 
 impl SweepPlan {

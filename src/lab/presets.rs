@@ -77,6 +77,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         capacity: None,
         cells: true,
         accounting: true,
+        profile: false,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod host;
 pub mod monitor;
 pub mod nginx;
 pub mod ports;
+pub mod profile;
 pub mod syscalls;
 pub mod target;
 pub mod which;

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::results::capacity::{CapacityFile, CAPACITY_JSON};
+use crate::results::profile::{ProfileFile, PROFILES_DIR, PROFILE_JSON};
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON, RAW_CSV};
 use crate::results::sweep_info::{SweepInfo, SWEEP_JSON};
 use findings::{Finding, Kind};
@@ -70,6 +71,8 @@ pub struct Inputs {
     pub baseline: Option<String>,
     /// capacity.json, when the sweep searched capacities.
     pub capacity: Option<CapacityFile>,
+    /// profile.json, when the sweep profiled its targets (`--profile`).
+    pub profile: Option<ProfileFile>,
 }
 
 impl Inputs {
@@ -158,6 +161,7 @@ pub fn load(dir: &Path) -> Result<Inputs, InputError> {
         info: optional_json(dir, SWEEP_JSON)?,
         baseline: None,
         capacity: optional_json(dir, CAPACITY_JSON)?,
+        profile: optional_json(dir, PROFILE_JSON)?,
     })
 }
 
@@ -284,6 +288,14 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         }
     });
     let capacity_table = inputs.capacity.as_ref().map(capacity::table);
+    let mut why = findings::why::section(&s, inputs.profile.as_ref());
+    for y in &mut why {
+        if let Some(p) = &y.profile {
+            // A flame graph that cannot be read is left out of the page;
+            // its figures stay.
+            y.flame_svg = std::fs::read_to_string(dir.join(PROFILES_DIR).join(&p.flame_graph)).ok();
+        }
+    }
     let doc = page::Doc {
         raw: &inputs.raw,
         machine: m,
@@ -296,7 +308,7 @@ pub fn render(dir: &Path, inputs: &Inputs) -> anyhow::Result<RenderedFiles> {
         capacity: capacity_table.as_ref(),
         answer_charts: &answer_charts,
         compared: compared.as_ref(),
-        why: &findings::why::section(&s),
+        why: &why,
     };
     let md = page::markdown(&doc);
     files.push(write(dir, SUMMARY_MD, md.as_bytes())?);

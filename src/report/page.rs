@@ -383,6 +383,15 @@ fn why_markdown(why: &[Why]) -> String {
             o.push_str(&format!("- {l}\n"));
         }
         o.push('\n');
+        if let Some(t) = y.profile_text() {
+            o.push_str(&format!("{t}\n\n"));
+        }
+        if let Some(p) = &y.profile {
+            o.push_str(&format!(
+                "![Flame graph of {}](profiles/{})\n\n",
+                y.target, p.flame_graph
+            ));
+        }
     }
     o
 }
@@ -406,6 +415,17 @@ fn why_html(why: &[Why]) -> String {
             o.push_str(&format!("<li>{}</li>\n", esc(l)));
         }
         o.push_str("</ul>\n");
+        if let Some(t) = y.profile_text() {
+            o.push_str(&format!("<p>{}</p>\n", esc(&t)));
+        }
+        if let Some(svg) = &y.flame_svg {
+            let clean = crate::results::profile::without_scripts(svg);
+            let title = format!("Flame graph of {}", y.target);
+            o.push_str(&format!(
+                "<figure class=\"flame\">{}</figure>\n",
+                inline_svg(&clean, &title)
+            ));
+        }
     }
     o.push_str("</section>\n");
     o

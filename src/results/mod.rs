@@ -10,6 +10,7 @@ pub mod diagnosis;
 pub mod files;
 pub mod models;
 pub mod presets;
+pub mod profile;
 pub mod raw;
 pub mod slow;
 pub mod stress;

@@ -36,6 +36,7 @@ fn plan() -> SweepPlan {
         capacity: None,
         cells: true,
         accounting: false,
+        profile: false,
     }
 }
 

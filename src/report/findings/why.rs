@@ -9,21 +9,31 @@ use super::work::kinds;
 use super::{but_target, cells, sets, Cell, Words};
 use crate::report::num::fixed;
 use crate::report::summary::{Status, SweepSummary};
+use crate::results::profile::{Profile, ProfileFile, Share};
 
 /// One target's part of the section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Why {
+    /// The target as raw.csv names it.
+    pub label: String,
+    /// As the report names it (with its workers when they vary).
     pub target: String,
     /// How the model serves, from the registry (its first sentence).
     pub about: Option<String>,
     /// One sentence per setting it was counted at.
     pub lines: Vec<String>,
+    /// Its profile (`sweep --profile`), or why it has none.
+    pub profile: Option<Profile>,
+    pub not_profiled: Option<String>,
+    /// The flame graph's SVG, as the report read it.
+    pub flame_svg: Option<String>,
 }
 
-/// The section, targets in the order they first appear; empty when no
-/// cell's syscalls were counted (`--no-accounting`, or a host that
-/// forbids it: the sweep's notes say why).
-pub fn section(s: &SweepSummary) -> Vec<Why> {
+/// The section, targets in the order they first appear, each with its
+/// profile when there is one; empty when no cell's syscalls were counted
+/// (`--no-accounting`, or a host that forbids it: the sweep's notes say
+/// why) and nothing was profiled.
+pub fn section(s: &SweepSummary, profiles: Option<&ProfileFile>) -> Vec<Why> {
     let w = Words::new(s);
     let mut cells = cells(s);
     cells.retain(|c| c.r.syscalls_per_req.is_some());
@@ -44,14 +54,89 @@ pub fn section(s: &SweepSummary) -> Vec<Why> {
             match out.iter_mut().find(|y| y.target == target) {
                 Some(y) => y.lines.push(line),
                 None => out.push(Why {
-                    about: about(&c.g.key.target),
-                    target,
                     lines: vec![line],
+                    ..Why::of(&c.g.key.target, target)
                 }),
             }
         }
     }
+    let Some(f) = profiles else { return out };
+    for p in &f.profiles {
+        match out.iter_mut().find(|y| y.label == p.target) {
+            Some(y) => y.profile = Some(p.clone()),
+            None => out.push(Why {
+                profile: Some(p.clone()),
+                ..Why::of(&p.target, p.target.clone())
+            }),
+        }
+    }
+    for (target, why) in &f.not_profiled {
+        if let Some(y) = out.iter_mut().find(|y| y.label == *target) {
+            y.not_profiled = Some(why.clone());
+        }
+    }
     out
+}
+
+impl Why {
+    /// What its profile says, or why it has none; None when it was not
+    /// asked for.
+    pub fn profile_text(&self) -> Option<String> {
+        if let Some(why) = &self.not_profiled {
+            return Some(format!("Not profiled: {why}."));
+        }
+        let p = self.profile.as_ref()?;
+        let list = |v: &[Share]| {
+            let names: Vec<String> = v
+                .iter()
+                .take(5)
+                .map(|s| format!("{} {} %", s.function, fixed(s.pct, 1)))
+                .collect();
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        let areas: Vec<String> = p
+            .areas
+            .iter()
+            .map(|a| format!("{} {} %", a.function, fixed(a.pct, 0)))
+            .collect();
+        let mut t = format!(
+            "Profile of one unmeasured run ({}; {} samples): {} % of its CPU samples in the kernel{}. \
+             Top kernel functions by own time: {}. Top user functions: {}.",
+            p.setting,
+            p.samples,
+            fixed(p.kernel_pct, 0),
+            match areas.is_empty() {
+                true => String::new(),
+                false => format!("; samples passing through {}", areas.join(", ")),
+            },
+            list(&p.top_kernel),
+            list(&p.top_user)
+        );
+        if let Some(pct) = p.user_in_loadlab_pct {
+            t.push_str(&format!(
+                " {} % of its user-space samples have a whole stack down to a loadlab function.",
+                fixed(pct, 0)
+            ));
+        }
+        Some(t)
+    }
+
+    /// A target's part with nothing in it yet.
+    fn of(label: &str, target: String) -> Why {
+        Why {
+            label: label.to_string(),
+            about: about(label),
+            target,
+            lines: Vec::new(),
+            profile: None,
+            not_profiled: None,
+            flame_svg: None,
+        }
+    }
 }
 
 /// The registry's first sentence on the target's model (or Go's server).

@@ -188,7 +188,12 @@ fn enable(child: &mut Child, ctl: &Path, ack: &Path) -> Result<(), String> {
 fn fold(data: &Path, pids: &str) -> Result<String, String> {
     let perf = perf().ok_or("perf is not installed")?;
     let mut script = Command::new(perf)
-        .args(["script", "--no-inline", "-F", "comm,pid,tid,time,event,ip,sym,dso"])
+        .args([
+            "script",
+            "--no-inline",
+            "-F",
+            "comm,pid,tid,time,event,ip,sym,dso",
+        ])
         .arg(format!("--pid={pids}"))
         .arg("-i")
         .arg(data)

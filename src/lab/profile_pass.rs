@@ -14,6 +14,7 @@ use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use crate::proc::profile::{self, Recording};
 use crate::proc::target::Running;
 use crate::results::profile::{self as file, Profile, ProfileFile, PROFILES_DIR};
+use crate::sys::stacks::{flame_graph, summarize};
 
 /// The profiled run lasts its cell, at most this long.
 const PROFILE_MAX: Duration = Duration::from_secs(1);
@@ -113,7 +114,7 @@ fn one(
     }
     let target = &run.config.target;
     let loadlab = target.starts_with("model:");
-    let s = file::summarize(&folded, loadlab);
+    let s = summarize(&folded, loadlab);
     if s.samples == 0 {
         return Err("perf took no sample of the server".into());
     }
@@ -133,22 +134,6 @@ fn one(
         areas: s.areas,
         flame_graph: name,
     })
-}
-
-/// The folded stacks as a static SVG (inferno), scripts removed.
-fn flame_graph(folded: &str, title: &str) -> Result<String, String> {
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = title.to_string();
-    options.count_name = "samples".into();
-    options.image_width = Some(1200);
-    // The same function gets the same colour in every target's graph.
-    options.hash = true;
-    options.no_javascript = true;
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
-        .map_err(|e| format!("cannot draw the flame graph: {e}"))?;
-    let svg = String::from_utf8(svg).map_err(|e| format!("flame graph: {e}"))?;
-    Ok(file::without_scripts(&svg))
 }
 
 /// A target label as a file name: letters, digits and dashes.

@@ -419,7 +419,7 @@ fn why_html(why: &[Why]) -> String {
             o.push_str(&format!("<p>{}</p>\n", esc(&t)));
         }
         if let Some(svg) = &y.flame_svg {
-            let clean = crate::results::profile::without_scripts(svg);
+            let clean = crate::sys::stacks::without_scripts(svg);
             let title = format!("Flame graph of {}", y.target);
             o.push_str(&format!(
                 "<figure class=\"flame\">{}</figure>\n",

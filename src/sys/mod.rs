@@ -4,6 +4,7 @@
 //! nothing from the crate.
 
 pub mod rlimit;
+pub mod stacks;
 pub mod tcp;
 pub mod time;
 

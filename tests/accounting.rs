@@ -63,6 +63,10 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
         assert!(pass > 50 && pass < r.complete, "{r:?}");
         assert_eq!(r.accounting, None, "every event counted: {r:?}");
         assert!(r.server_switches_counted.is_some() && r.server_runq_wait_ms.is_some());
+        assert!(
+            r.server_ctx_involuntary.unwrap() <= r.server_ctx_switches,
+            "{r:?}"
+        );
         let (u, s) = (
             r.server_cpu_user_ms.unwrap(),
             r.server_cpu_system_ms.unwrap(),
@@ -122,6 +126,12 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
     let reads = conf["sys_reads_per_req"].as_f64().unwrap();
     assert!((0.9..=1.3).contains(&reads), "{conf:#}");
     assert!(conf["cpu_user_pct"].as_f64().unwrap() <= 100.0);
+    // /proc's split: forced switches are some of all switches, never more.
+    for c in json["configurations"].as_array().unwrap() {
+        let forced = c["involuntary_per_req"].as_f64().unwrap();
+        let all = c["server_ctx_switches_per_req"].as_f64().unwrap();
+        assert!(forced <= all + 1e-9, "{c:#}");
+    }
     // Why, in the findings: thread-per-conn without keep-alive, the
     // costliest, first, with its clone and exit.
     let why = json["findings"]

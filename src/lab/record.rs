@@ -159,6 +159,7 @@ pub fn fill_resources(row: &mut RawRow, server: &Usage, client: &ClientUse) {
     // Only a server loadlab watched has these (not a `url:` target).
     if server.samples > 0 {
         row.server_runq_wait_ms = Some(server.runq_wait_ms);
+        row.server_ctx_involuntary = Some(server.ctx_involuntary);
         row.server_cpu_user_ms = Some(server.cpu_user_ms);
         row.server_cpu_system_ms = Some(server.cpu_system_ms);
     }

@@ -34,6 +34,10 @@ pub struct Usage {
     /// Voluntary + involuntary context switches of the tree's threads
     /// over the run (see the module notes for threads it cannot see).
     pub ctx_switches: u64,
+    /// Of those, the ones the scheduler forced (status's
+    /// nonvoluntary_ctxt_switches, read at the start, the end and every
+    /// `STATUS_EVERY` samples): a lower bound where threads exited.
+    pub ctx_involuntary: u64,
     /// Largest sum of resident memory over the tree seen in one sample.
     pub peak_rss_kb: u64,
     pub samples: u64,
@@ -213,6 +217,9 @@ impl CpuMark {
 struct Sched {
     switches: u64,
     wait_ns: u64,
+    /// Of `switches`, those the scheduler forced (status's
+    /// nonvoluntary_ctxt_switches), as of the last status read.
+    involuntary: u64,
 }
 
 impl Sched {
@@ -220,6 +227,7 @@ impl Sched {
         Sched {
             switches: self.switches.max(o.switches),
             wait_ns: self.wait_ns.max(o.wait_ns),
+            involuntary: self.involuntary.max(o.involuntary),
         }
     }
 }
@@ -228,8 +236,9 @@ impl Sched {
 type Switches = HashMap<u32, Sched>;
 
 /// Reads every living thread's context switches of `pids` into `into`,
-/// keeping the larger count for a thread seen before.
-fn read_switches(pids: &[u32], into: &mut Switches) {
+/// keeping the larger count for a thread seen before; `status` also reads
+/// the involuntary ones (three times the text: not at every sample).
+fn read_switches(pids: &[u32], into: &mut Switches, status: Status) {
     for pid in pids {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             continue;
@@ -238,13 +247,36 @@ fn read_switches(pids: &[u32], into: &mut Switches) {
             let Some(tid) = t.file_name().to_str().and_then(|n| n.parse().ok()) else {
                 continue;
             };
-            let Some(n) = thread_sched(&t.path()) else {
+            let Some(mut n) = thread_sched(&t.path()) else {
                 continue;
             };
+            if status == Status::Read {
+                n.involuntary = involuntary(&t.path()).unwrap_or(0);
+            }
             let seen = into.entry(tid).or_default();
             *seen = seen.max(n);
         }
     }
+}
+
+/// Whether a reading of the threads also reads their status files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Read,
+    Skip,
+}
+
+/// Every this many samples, the sampler also reads the involuntary
+/// switches (and at the start and the end).
+const STATUS_EVERY: u64 = 10;
+
+/// A thread's forced context switches so far.
+fn involuntary(task: &std::path::Path) -> Option<u64> {
+    let text = std::fs::read_to_string(task.join("status")).ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("nonvoluntary_ctxt_switches:"))?;
+    line.split(':').nth(1)?.trim().parse().ok()
 }
 
 /// One thread's scheduler figures so far. schedstat's third field (times
@@ -259,6 +291,7 @@ fn thread_sched(task: &std::path::Path) -> Option<Sched> {
         return Some(Sched {
             switches: f.get(2)?.parse().ok()?,
             wait_ns: f.get(1)?.parse().ok()?,
+            involuntary: 0,
         });
     }
     let text = std::fs::read_to_string(task.join("status")).ok()?;
@@ -269,6 +302,7 @@ fn thread_sched(task: &std::path::Path) -> Option<Sched> {
             .filter_map(|l| l.split(':').nth(1)?.trim().parse::<u64>().ok())
             .sum(),
         wait_ns: 0,
+        involuntary: 0,
     })
 }
 
@@ -280,6 +314,7 @@ fn switches_between(start: &Switches, end: &Switches) -> Sched {
         let s = start.get(tid).copied().unwrap_or_default();
         sum.switches += n.switches.saturating_sub(s.switches);
         sum.wait_ns += n.wait_ns.saturating_sub(s.wait_ns);
+        sum.involuntary += n.involuntary.saturating_sub(s.involuntary);
     }
     sum
 }
@@ -323,7 +358,7 @@ impl Monitor {
     /// Call right before the load starts.
     pub fn start(root: u32) -> Monitor {
         let mut switches0 = Switches::new();
-        read_switches(&tree(root), &mut switches0);
+        read_switches(&tree(root), &mut switches0, Status::Read);
         let cpu0 = TreeCpu::read(root);
         let user_system0 = user_system_ms(root);
         let t0 = Instant::now();
@@ -334,7 +369,11 @@ impl Monitor {
                 let pids = tree(root);
                 let rss: u64 = pids.iter().map(|&p| rss_kb(p)).sum();
                 seen.peak_rss_kb = seen.peak_rss_kb.max(rss);
-                read_switches(&pids, &mut seen.switches);
+                let status = match seen.samples % STATUS_EVERY {
+                    0 => Status::Read,
+                    _ => Status::Skip,
+                };
+                read_switches(&pids, &mut seen.switches, status);
                 seen.samples += 1;
                 // A message or a dropped sender both mean the run is over;
                 // the wait is the sampling period otherwise.
@@ -364,7 +403,7 @@ impl Monitor {
         let cpu1 = TreeCpu::read(self.root);
         let secs = self.t0.elapsed().as_secs_f64().max(1e-9);
         let mut switches1 = Switches::new();
-        read_switches(&tree(self.root), &mut switches1);
+        read_switches(&tree(self.root), &mut switches1, Status::Read);
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
@@ -384,6 +423,7 @@ impl Monitor {
             cpu_pct: cpu_s / secs * 100.0,
             cpu_ms: cpu_s * 1e3,
             ctx_switches: sched.switches,
+            ctx_involuntary: sched.involuntary,
             runq_wait_ms: sched.wait_ns as f64 / 1e6,
             cpu_user_ms: (user1 - self.user_system0.0).max(0.0),
             cpu_system_ms: (system1 - self.user_system0.1).max(0.0),
@@ -424,6 +464,8 @@ mod tests {
         let _ = sh.kill();
         let _ = sh.wait();
         assert!(u.ctx_switches > 5, "{u:?}");
+        // It sleeps of its own accord: few of them forced.
+        assert!(u.ctx_involuntary < u.ctx_switches / 2, "{u:?}");
         assert!(u.cpu_ms > 0.0 && u.cpu_pct > 0.0, "{u:?}");
         assert!(u.samples >= 2 && u.peak_rss_kb > 0, "{u:?}");
     }
@@ -453,6 +495,7 @@ mod tests {
         let s = |switches: u64| Sched {
             switches,
             wait_ns: switches * 1000,
+            involuntary: switches / 2,
         };
         let start = Switches::from([(1, s(10)), (2, s(5))]);
         // Thread 2 exited (last seen at 9), thread 3 started after the

@@ -225,6 +225,9 @@ crate::with_run_config! {
     pub server_sys_thread_setup: Option<u64>,
     /// setsockopt, getsockopt, ioctl, fcntl: setting a socket up.
     pub server_sys_sockopt: Option<u64>,
+    /// Of `server_ctx_switches`, those the scheduler forced (/proc's
+    /// nonvoluntary count): a lower bound where threads exited mid-run.
+    pub server_ctx_involuntary: Option<u64>,
 
 }
 }
@@ -476,7 +479,7 @@ mod tests {
         assert_eq!(at("server_counted_requests"), at("accounting") + 1);
         assert_eq!(
             header.last().map(String::as_str),
-            Some("server_sys_sockopt")
+            Some("server_ctx_involuntary")
         );
         let r = row(1);
         assert!(r.rate_short(), "2300 of 2500/s is under 95 %");

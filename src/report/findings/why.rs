@@ -193,6 +193,13 @@ fn sentence(c: &Cell, cheapest: Option<&Cell>, w: &Words) -> String {
             against(|k| k.r.switches_counted_per_req, 2)
         ));
     }
+    // /proc's forced switches, over the measured runs: a lower bound.
+    if let Some(forced) = r.involuntary_per_req.filter(|&f| f >= 0.005) {
+        work.push_str(&format!(
+            " ({} forced by the scheduler, at least)",
+            fixed(forced, 2)
+        ));
+    }
     if let Some(q) = r.runq_wait_us_per_req {
         work.push_str(&format!(", {} µs waiting for a CPU", fixed(q, 1)));
     }

@@ -68,6 +68,11 @@ pub fn fill(row: &mut SummaryRow, g: &Group) {
         |r| r.complete,
         |r| r.server_runq_wait_ms.map(|ms| ms * 1000.0),
     );
+    row.involuntary_per_req = per(
+        g,
+        |r| r.complete,
+        |r| r.server_ctx_involuntary.map(|n| n as f64),
+    );
     let (user, system): (f64, f64) = g
         .runs
         .iter()

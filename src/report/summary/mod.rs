@@ -276,6 +276,9 @@ crate::with_run_config! {
     /// µs per request the server's threads waited, ready, for a CPU: a
     /// lower bound where threads exited mid-run.
     pub runq_wait_us_per_req: Option<f64>,
+    /// Forced (involuntary) context switches per request, from /proc: a
+    /// lower bound where threads exited mid-run.
+    pub involuntary_per_req: Option<f64>,
     /// The share of the server's CPU time spent in user space, %.
     pub cpu_user_pct: Option<f64>,
 }

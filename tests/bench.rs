@@ -8,5 +8,6 @@ mod load;
 mod merge;
 mod records;
 mod requests;
+mod server_pid;
 mod shard;
 mod timing;

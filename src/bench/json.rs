@@ -158,6 +158,10 @@ pub struct BenchJson {
     /// absent, never 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_tcp: Option<crate::sys::tcp::Reading>,
+    /// `--server-pid`: the server's CPU, memory, run-queue wait, context
+    /// switches and syscalls over the run (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<super::server::ServerFigures>,
     /// Whether every figure above (rates, latencies, status codes,
     /// buckets, series) can be taken as it stands, and if not why. Derived
     /// from the counters, so ignored when a file is read back.
@@ -229,6 +233,7 @@ impl BenchJson {
             shard: r.shard.clone(),
             client: r.client,
             kernel_tcp: r.kernel_tcp.clone(),
+            server: r.server.clone(),
             verdict: Verdict::of(r),
         }
     }
@@ -307,6 +312,7 @@ impl BenchJson {
             shard: self.shard,
             client: self.client,
             kernel_tcp: self.kernel_tcp,
+            server: self.server,
         })
     }
 }

@@ -17,6 +17,7 @@ pub mod result;
 pub mod schedule;
 mod send_timer;
 pub mod series;
+pub mod server;
 pub mod shard;
 pub mod slow;
 pub mod stats;

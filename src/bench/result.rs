@@ -57,6 +57,9 @@ pub struct BenchResult {
     /// traffic counts too. None where /proc/net could not be read, and in
     /// a merge (shards on one machine would count each other twice).
     pub kernel_tcp: Option<crate::sys::tcp::Reading>,
+    /// What `--server-pid` saw of the server (None without it, and in a
+    /// merge: each shard watched the same server).
+    pub server: Option<super::server::ServerFigures>,
 }
 
 impl BenchResult {
@@ -85,6 +88,7 @@ impl BenchResult {
             shard: None,
             client: None,
             kernel_tcp: None,
+            server: None,
         }
     }
 
@@ -206,6 +210,7 @@ impl BenchResult {
             .and_then(ClientTime::combine);
         out.window = None;
         out.kernel_tcp = None;
+        out.server = None;
         let windows: Option<Vec<Window>> = results.iter().map(|r| r.window).collect();
         if let Some(w) = windows {
             // A window's time starts where its run's elapsed time does

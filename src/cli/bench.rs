@@ -8,17 +8,17 @@ use bytes::Bytes;
 use clap::Args;
 
 use super::bench_ab::AbArgs;
+use super::bench_output::{ab_layout_files, write_records, Options};
+use super::bench_server::{ServerArgs, ServerWatch};
 use super::emit_args::EmitArgs;
 use super::exit::Exit;
 use super::fail_on::{self, Conditions, Observed};
-use super::output::{check_writable, emit, same_file, warn_beside, write_whole};
+use super::output::{check_writable, emit, same_file, warn_beside};
 use super::values::{parse_duration, UsageError};
 use crate::bench::clock::parse_start_at;
 use crate::bench::progress::{heartbeat_step, ProgressMode};
-use crate::bench::records::{gnuplot_tsv, per_request_csv, MAX_RECORDS};
 use crate::bench::render::{
-    ab_after_run, ab_preamble, percentile_csv, render_with, series_csv, version_line, AbOptions,
-    Format,
+    ab_after_run, ab_preamble, percentile_csv, render_with, version_line, Format,
 };
 use crate::bench::shard::Shard;
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
@@ -191,6 +191,9 @@ pub struct BenchArgs {
     /// `--emit k8s-job` and its flags: print a Job instead of running.
     #[command(flatten)]
     pub emit: EmitArgs,
+    /// `--server-pid` and `--profile`: a server to watch over the run.
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// http[s]://host[:port]/path
     #[arg(required_unless_present = "show_version")]
     pub url: Option<String>,
@@ -425,7 +428,16 @@ impl BenchArgs {
                 .clone()
                 .unwrap_or_else(|| cfg.target.path.clone()),
         });
+        let alone = [
+            ("--warmup", self.warmup.is_some()),
+            ("--shard", shard.is_some()),
+            ("--start-at", self.start_at.is_some()),
+        ];
+        let server = self
+            .server
+            .spec(alone.iter().find(|(_, given)| *given).map(|(f, _)| *f))?;
         let opts = Options {
+            server,
             slow,
             fail_on: Conditions::join(&self.fail_on),
             format: self.format,
@@ -439,23 +451,6 @@ impl BenchArgs {
         };
         Ok((cfg, opts))
     }
-}
-
-/// How to present the result, and what runs beside the load.
-pub struct Options {
-    /// Slow connections held for the run (`--slow`).
-    pub slow: Option<SlowSpec>,
-    pub fail_on: Conditions,
-    pub format: Format,
-    /// ab's -d, -S and -w (with -x -y -z).
-    pub ab: AbOptions,
-    pub out: Option<PathBuf>,
-    pub csvfile: Option<PathBuf>,
-    /// Per-request records, hey's CSV (`--per-request`) and ab's TSV (`-g`).
-    pub per_request: Option<PathBuf>,
-    pub gnuplot: Option<PathBuf>,
-    pub series_csv: Option<PathBuf>,
-    pub quiet: bool,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -483,6 +478,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         emit(&ab_preamble(&cfg.target.host, heartbeats), None)?;
     }
     let stop = || shutdown.is_set();
+    // Before the slow connections: the pass is the run's load alone.
+    let counted = opts
+        .server
+        .as_ref()
+        .map(|s| super::bench_server::count(s, &cfg, &stop));
     let slow = match opts.slow.clone() {
         Some(spec) => Some(
             SlowClients::start(spec.clone())
@@ -491,7 +491,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let result = bench::run(&cfg, Some(&stop), mode);
+    let watch = opts
+        .server
+        .clone()
+        .zip(counted)
+        .map(|(s, c)| ServerWatch::start(s, c));
+    let mut result = bench::run(&cfg, Some(&stop), mode);
+    if let (Some(w), Ok(r)) = (watch, result.as_mut()) {
+        w.finish(r)?;
+    }
     if let Some((spec, clients)) = slow {
         let r = clients.finish();
         eprintln!(
@@ -545,49 +553,4 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         true => Ok(()),
         false => Err(Exit::conditions_held(&held)),
     }
-}
-
-/// The outputs written in ab's or hey's layout, which cannot carry the
-/// verdict, each named with its flag.
-fn ab_layout_files(opts: &Options) -> Vec<String> {
-    let html = (opts.format == Format::Ab && opts.ab.html.is_some()).then(|| match &opts.out {
-        Some(p) => format!("{} (-w)", p.display()),
-        None => "the -w HTML on stdout".to_string(),
-    });
-    let named = [
-        ("-e", &opts.csvfile),
-        ("--per-request", &opts.per_request),
-        ("-g", &opts.gnuplot),
-    ];
-    html.into_iter()
-        .chain(
-            named
-                .into_iter()
-                .filter_map(|(flag, p)| p.as_ref().map(|p| format!("{} ({flag})", p.display()))),
-        )
-        .collect()
-}
-
-/// Writes what `--per-request`, `-g` and `--series-csv` asked for, each
-/// whole or not at all, and says on stderr if the record buffer filled.
-fn write_records(result: &bench::BenchResult, opts: &Options) -> anyhow::Result<()> {
-    let records = &result.records;
-    if let Some(path) = &opts.per_request {
-        write_whole(path, &per_request_csv(records))?;
-    }
-    if let Some(path) = &opts.gnuplot {
-        let start = result.stats.series.start_unix_us.unwrap_or(0);
-        write_whole(path, &gnuplot_tsv(records, start))?;
-    }
-    if records.left_out > 0 {
-        eprintln!(
-            "loadlab: warning: per-request records keep at most {MAX_RECORDS} requests; \
-             {} answered requests after that are not in the file",
-            records.left_out
-        );
-    }
-    if let Some(path) = &opts.series_csv {
-        write_whole(path, &series_csv(result))?;
-    }
-    Ok(())
 }

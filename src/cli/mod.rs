@@ -4,6 +4,8 @@
 
 mod bench;
 mod bench_ab;
+mod bench_output;
+mod bench_server;
 mod check;
 mod compare;
 mod cpus;

@@ -285,6 +285,7 @@ fn ab_body(r: &BenchResult, layout: AbLayout) -> String {
         }
     }
     beyond_ab(&mut o, r);
+    super::server::block(&mut o, r);
     super::extras::status_distribution(&mut o, s);
     super::extras::latency_histogram(&mut o, l.reported());
     o

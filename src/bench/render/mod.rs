@@ -5,6 +5,7 @@ mod csv;
 mod extras;
 mod html;
 mod series;
+mod server;
 
 pub use ab::{
     ab_after_run, ab_preamble, ab_report, ab_report_as, banner, percentile_csv, version_line,

@@ -552,3 +552,42 @@ fn a_facade_defines_nothing_and_child_paths_are_read() {
         "pub mod a;\npub use a::B;\n#[cfg(test)]\nmod tests { fn t() {} }"
     ));
 }
+
+/// What the models share below their own files (`models` itself is the
+/// registry's entry point): what the loops on a worker's thread share.
+const MODELS_SHARED: &[&str] = &["loop_ctx"];
+
+#[test]
+fn no_model_imports_from_another_model_s_file() {
+    let (_, sources) = Tree::read();
+    let (mut bad, mut count) = (Vec::new(), 0);
+    for (f, code) in &sources {
+        let module = module_of(f);
+        let [s, m, own, ..] = module.as_slice() else {
+            continue;
+        };
+        if (s.as_str(), m.as_str()) != ("server", "models") {
+            continue;
+        }
+        // A file's tests sit in an inline module, where `super` is the file.
+        let code = code.split("#[cfg(test)]").next().unwrap_or(code);
+        for p in paths_in(code, &[]) {
+            let abs = absolute(&module, &p);
+            if let [s, m, other, ..] = abs.as_slice() {
+                if (s.as_str(), m.as_str()) == ("server", "models") {
+                    count += 1;
+                    if other != own && !MODELS_SHARED.contains(&other.as_str()) {
+                        let f = f.strip_prefix(src()).unwrap().display();
+                        bad.push(format!("{f}: {p} ({own} -> {other})"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(count > 5, "only {count} paths read: the reader is broken");
+    assert!(
+        bad.is_empty(),
+        "a model's file imports another model's: share it from server/ instead:\n{}",
+        bad.join("\n")
+    );
+}

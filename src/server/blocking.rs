@@ -1,17 +1,28 @@
 //! Drives a `Session` over a blocking socket: the IO loop shared by every
-//! model that serves a connection with blocking reads and writes.
+//! model that serves a connection with blocking reads and writes, and the
+//! serial worker that accepts and serves one connection at a time (a
+//! model's whole loop, or each forked process's).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{self, Read};
-use std::net::{Shutdown as NetShutdown, TcpStream};
+use std::net::{Shutdown as NetShutdown, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::accept::{self, Accepted, ConnLimit};
 use super::handlers::App;
 use super::session::Session;
 use super::shutdown::{Shutdown, TICK};
 use super::sockopt;
+use super::ServerConfig;
 use crate::http::{Limits, Phase};
+
+/// Stack of a thread serving connections (a thread per connection, a
+/// pool's workers): the handlers need little, and E1 runs 1,000 of them
+/// at once.
+pub const STACK_SIZE: usize = 256 * 1024;
 
 /// What a blocking worker asks of whatever feeds it connections.
 pub trait Feed {
@@ -136,6 +147,95 @@ pub fn serve(
     if s.conn.should_linger() {
         let _ = stream.shutdown(NetShutdown::Write);
         drain_before_close(&mut stream);
+    }
+}
+
+/// The listener a serial worker accepts from, and the connections it
+/// has accepted ahead of serving them.
+struct Serial<'a> {
+    listener: &'a TcpListener,
+    /// Whether this worker may stop the listener for everyone: true when
+    /// it is this model's own; false in a forked worker, whose shared
+    /// listener only the parent closes (a worker told to stop alone must
+    /// not stop the server).
+    owns_listener: bool,
+    /// Connections open in this worker, served and waiting: the server's
+    /// connection limit (per process for prefork).
+    limit: ConnLimit,
+    /// Connections taken from the backlog while the one being served
+    /// stalled, oldest first, each stamped with when it was accepted.
+    /// Their clocks run while they wait, so a backlog of slow clients
+    /// expires together and is shed at once, where from the kernel's
+    /// backlog each would reach the worker with a whole timeout ahead of
+    /// it. Still served one at a time, in arrival order.
+    waiting: RefCell<VecDeque<Accepted>>,
+    shutdown: &'a Shutdown,
+}
+
+impl Serial<'_> {
+    /// The oldest connection waiting, else the next from the listener;
+    /// None once shutdown begins. Connections still waiting then are
+    /// closed unread, as those left in the kernel's backlog are reset
+    /// when the listener is shut: only the one being served gets the
+    /// shutdown grace.
+    fn next(&self) -> Option<Accepted> {
+        if self.shutdown.is_set() {
+            return None;
+        }
+        let waited = self.waiting.borrow_mut().pop_front();
+        waited.or_else(|| accept::next(self.listener, &self.limit, self.shutdown))
+    }
+}
+
+impl Feed for Serial<'_> {
+    fn others_waiting(&self) -> bool {
+        !self.waiting.borrow().is_empty() || accept::readable(self.listener, Duration::ZERO)
+    }
+
+    fn stop_accepting(&self) {
+        if self.owns_listener {
+            accept::stop_listening(self.listener);
+        }
+    }
+
+    fn stalled(&self) {
+        if !self.shutdown.is_set() {
+            let mut waiting = self.waiting.borrow_mut();
+            accept::take_backlog(self.listener, &self.limit, &mut waiting);
+        }
+    }
+}
+
+/// Accepts and serves one connection at a time until shutdown: the whole
+/// of a serial model, and the loop each forked worker runs. The listener must
+/// be non-blocking. With `owns_listener`, shutdown closes it at once, even
+/// mid-connection.
+pub fn serve_serially(
+    listener: &TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+    owns_listener: bool,
+) {
+    let feed = Serial {
+        listener,
+        owns_listener,
+        limit: ConnLimit::new(cfg.max_connections),
+        waiting: RefCell::new(VecDeque::new()),
+        shutdown,
+    };
+    while let Some((stream, _slot, accepted)) = feed.next() {
+        serve(
+            stream,
+            accepted,
+            &cfg.app,
+            &cfg.limits,
+            shutdown,
+            cfg.shutdown_grace,
+            &feed,
+        );
+    }
+    if owns_listener {
+        accept::stop_listening(listener);
     }
 }
 

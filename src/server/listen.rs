@@ -1,12 +1,14 @@
 //! The listening socket every model accepts from: backlog, SO_REUSEPORT
 //! for sibling listeners, TCP_NODELAY inherited by accepted sockets, and
-//! TCP_DEFER_ACCEPT.
+//! TCP_DEFER_ACCEPT; and the sibling listeners of the models with one
+//! listener per worker.
 
 use std::net::{SocketAddr, TcpListener};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::sockopt;
+use super::ServerConfig;
 
 /// Listen backlog: E1 and E3 open 1,000 and 10,000 connections at once,
 /// and an iterative server must be able to leave them queued, not refused.
@@ -47,4 +49,23 @@ pub fn bind(addr: SocketAddr, reuseport: bool, defer: bool) -> std::io::Result<T
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
+}
+
+/// `listener` and `n - 1` more bound to its address with SO_REUSEPORT,
+/// so the kernel spreads connections over the workers and no lock is
+/// shared; errors say which `model` asked.
+pub fn reuseport_listeners(
+    listener: TcpListener,
+    n: usize,
+    cfg: &ServerConfig,
+    model: &str,
+) -> anyhow::Result<Vec<TcpListener>> {
+    let addr = listener.local_addr()?;
+    let mut listeners = vec![listener];
+    for _ in 1..n {
+        listeners.push(bind(addr, true, cfg.defer_accept).map_err(|e| {
+            anyhow::anyhow!("{model}: cannot open another SO_REUSEPORT listener on {addr}: {e}")
+        })?);
+    }
+    Ok(listeners)
 }

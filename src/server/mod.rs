@@ -15,10 +15,11 @@ pub mod session;
 pub mod shutdown;
 mod sockopt;
 pub mod task;
+pub mod workers;
 
 pub use config::ServerConfig;
 pub use handlers::App;
-pub use listen::{bind, LISTEN_BACKLOG};
+pub use listen::{bind, reuseport_listeners, LISTEN_BACKLOG};
 pub use models::{run, Model};
 pub use shutdown::{wait_drained, Shutdown};
 

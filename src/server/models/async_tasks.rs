@@ -21,8 +21,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::event_loop::{READS_PER_TURN, SCRATCH};
-use super::reactors::{on_threads, reuseport_listeners};
+use super::loop_ctx::{READS_PER_TURN, SCRATCH};
 use crate::http::{Limits, Phase};
 use crate::server::accept::{is_transient, ConnLimit, ConnSlot, ACCEPT_BACKOFF};
 use crate::server::handlers::{App, Response};
@@ -31,7 +30,8 @@ use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
-use crate::server::{wait_drained, ServerConfig, Shutdown};
+use crate::server::workers::{on_threads, SetUp};
+use crate::server::{reuseport_listeners, wait_drained, Ready, ServerConfig, Shutdown};
 
 /// Most threads running blocking file work at once: the same as the event
 /// loops' offload pool, since file work is bounded by the disk, not by how
@@ -103,13 +103,19 @@ pub fn run_local(
     listener: StdListener,
     cfg: &ServerConfig,
     shutdown: &Shutdown,
+    ready: Ready<'_>,
 ) -> anyhow::Result<()> {
     let n = cfg.workers.max(1);
     let listeners = reuseport_listeners(listener, n, cfg, "async-local")?;
     let per_runtime = (cfg.max_connections / n).max(1);
-    on_threads(listeners, "async-local", "runtime", shutdown, |l| {
-        serve_local(l, cfg, per_runtime, shutdown)
-    })
+    on_threads(
+        listeners,
+        "async-local",
+        "runtime",
+        shutdown,
+        ready,
+        |l, set_up| serve_local(l, cfg, per_runtime, shutdown, set_up),
+    )
 }
 
 /// One `async-local` thread: its runtime serves its listener until
@@ -119,13 +125,23 @@ fn serve_local(
     cfg: &ServerConfig,
     max_conns: usize,
     shutdown: &Shutdown,
+    set_up: SetUp,
 ) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .max_blocking_threads(BLOCKING_THREADS)
         .thread_name("async-local")
         .enable_all()
-        .build()
-        .map_err(|e| anyhow::anyhow!("async-local: cannot start a runtime: {e}"))?;
+        .build();
+    let rt = match rt {
+        Ok(rt) => rt,
+        Err(e) => {
+            let why = format!("cannot start a runtime: {e}");
+            set_up.failed(why.clone());
+            anyhow::bail!("async-local: {why}");
+        }
+    };
+    set_up.done(String::new());
+    drop(set_up);
     listener.set_nonblocking(true)?;
     let limit = ConnLimit::new(max_conns);
     let served = rt.block_on(async {

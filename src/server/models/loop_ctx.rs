@@ -1,7 +1,8 @@
-//! What the event loop and io-uring share to drive connections on a
-//! worker's own thread: the inbox that finished blocking tasks come back
-//! through, the context a connection's drive borrows, and a request served
-//! in the worker's lent buffers.
+//! What the models that drive connections on a worker's own thread
+//! share: how many reads a turn, the shared read buffer's size, the inbox
+//! that finished blocking tasks come back through, the context a
+//! connection's drive borrows, and a request served in the worker's lent
+//! buffers.
 
 use std::cell::Cell;
 use std::sync::mpsc::Sender;
@@ -13,6 +14,13 @@ use crate::server::offload::Offload;
 use crate::server::session::Session;
 use crate::server::task::TaskDone;
 use crate::server::ServerConfig;
+
+/// Reads served for one connection per wake-up before others get a turn
+/// (event loop and async); a connection cut short is revisited on the
+/// next round.
+pub const READS_PER_TURN: usize = 16;
+/// A worker's shared read buffer for connections between requests.
+pub const SCRATCH: usize = 64 * 1024;
 
 /// A finished task on its way back to its worker: the connection's token,
 /// its generation (which tells it from a later connection that reuses the

@@ -9,7 +9,6 @@ pub mod io_uring;
 pub mod iterative;
 mod loop_ctx;
 pub mod prefork;
-pub mod reactors;
 pub mod thread_per_conn;
 pub mod thread_pool;
 
@@ -20,9 +19,10 @@ pub use crate::results::models::Model;
 
 /// Runs the configured model until shutdown, calling `ready` once with
 /// its workers. The thread pool reports its workers once it has
-/// started them; the others start theirs as configured or fail, so they
-/// are reported first (before prefork forks: the parent's output is
-/// flushed before any child exists).
+/// started them, and the models with a worker per listener once every
+/// worker is set up (`workers::on_threads`); the others start theirs as
+/// configured or fail, so they are reported first (before prefork forks:
+/// the parent's output is flushed before any child exists).
 pub fn run(
     listener: TcpListener,
     cfg: &ServerConfig,
@@ -33,13 +33,13 @@ pub fn run(
     let run: Run = match cfg.model {
         Model::ThreadPool => return thread_pool::run(listener, cfg, shutdown, ready),
         Model::IoUring => return io_uring::run(listener, cfg, shutdown, ready),
+        Model::Reactors => return event_loop::run_reactors(listener, cfg, shutdown, ready),
+        Model::AsyncLocal => return async_tasks::run_local(listener, cfg, shutdown, ready),
         Model::Iterative => iterative::run,
         Model::ThreadPerConn => thread_per_conn::run,
         Model::Prefork => prefork::run,
         Model::EventLoop => event_loop::run,
-        Model::Reactors => reactors::run,
         Model::Async => async_tasks::run,
-        Model::AsyncLocal => async_tasks::run_local,
     };
     ready(cfg.workers, "")?;
     run(listener, cfg, shutdown)
@@ -57,15 +57,15 @@ mod tests {
         let about = |m: Model| m.info().about;
         let tick = format!("{} ms", TICK.as_millis());
         assert!(about(Model::Iterative).contains(&tick));
-        let stack = format!("{} KiB", super::thread_per_conn::STACK_SIZE / 1024);
+        let stack = format!("{} KiB", crate::server::blocking::STACK_SIZE / 1024);
         assert!(about(Model::ThreadPerConn).contains(&stack));
         let idle = format!("{} s", super::thread_pool::IDLE_EXIT.as_secs());
         assert!(about(Model::ThreadPool).contains(&idle));
-        let reads = format!("{} reads", super::event_loop::READS_PER_TURN);
+        let reads = format!("{} reads", super::loop_ctx::READS_PER_TURN);
         assert!(about(Model::EventLoop).contains(&reads));
-        let scratch = format!("{} KiB", super::event_loop::SCRATCH / 1024);
+        let scratch = format!("{} KiB", super::loop_ctx::SCRATCH / 1024);
         assert!(about(Model::EventLoop).contains(&scratch));
-        let reads = format!("{} reads", super::event_loop::READS_PER_TURN);
+        let reads = format!("{} reads", super::loop_ctx::READS_PER_TURN);
         assert!(about(Model::Async).contains(&reads));
         let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
         assert!(about(Model::Async).contains(&blocking));

@@ -12,9 +12,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 
-use crate::server::accept;
 use crate::server::handlers::files::stale;
 use crate::server::shutdown::TICK;
+use crate::server::{accept, blocking};
 use crate::server::{ServerConfig, Shutdown};
 
 /// A worker that dies within this time of starting is not restarted at
@@ -138,7 +138,7 @@ fn spawn_worker(
             // SIGTERM reached the parent must stop too. (Clearing it here
             // lost a SIGTERM that the parent sent before the child ran, and
             // the parent then waited out the whole grace period.)
-            super::iterative::serve_serially(listener, cfg, shutdown, false);
+            blocking::serve_serially(listener, cfg, shutdown, false);
             // Exit without unwinding into the parent's code path.
             std::process::exit(0)
         }

@@ -6,10 +6,6 @@ use std::sync::Arc;
 use crate::server::accept::{self, ConnLimit};
 use crate::server::{blocking, wait_drained, ServerConfig, Shutdown};
 
-/// Stack per connection thread: the handlers need little, and E1 runs
-/// 1,000 of these at once.
-pub const STACK_SIZE: usize = 256 * 1024;
-
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
     let limit = ConnLimit::new(cfg.max_connections);
@@ -20,7 +16,7 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         let grace = cfg.shutdown_grace;
         let spawned = std::thread::Builder::new()
             .name("conn".into())
-            .stack_size(STACK_SIZE)
+            .stack_size(blocking::STACK_SIZE)
             .spawn(move || {
                 let _slot = slot;
                 blocking::serve(

@@ -91,7 +91,7 @@ pub fn run(
         shared.live.fetch_add(1, Ordering::AcqRel);
         let spawned = std::thread::Builder::new()
             .name("pool".into())
-            .stack_size(super::thread_per_conn::STACK_SIZE)
+            .stack_size(blocking::STACK_SIZE)
             .spawn(move || {
                 while let Some((stream, _slot, accepted)) = pool.pop(&shutdown, growable) {
                     blocking::serve(stream, accepted, &app, &limits, &shutdown, grace, &*pool);

@@ -2,7 +2,7 @@
 //! connections, accept and read/write until WouldBlock. Handlers' blocking
 //! work goes to the shared `Offload` pool; its responses come back through
 //! the reactor's `Inbox` and wake it with a mio `Waker`. One connection and
-//! driving it: `socket`.
+//! driving it: `socket`. The `reactors` model is N of these loops.
 
 use std::io;
 use std::net::TcpListener;
@@ -19,13 +19,13 @@ use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
-use crate::server::{ServerConfig, Shutdown};
+use crate::server::workers::on_threads;
+use crate::server::{reuseport_listeners, Ready, ServerConfig, Shutdown};
 
 mod socket;
 
-use super::loop_ctx::{Done, Env};
+use super::loop_ctx::{Done, Env, SCRATCH};
 use socket::{close, drive, ClientSocket, Drive};
-pub(super) use socket::{READS_PER_TURN, SCRATCH};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
@@ -50,8 +50,38 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
 }
 
-/// The reactor loop; also one reactor of the `reactors` model.
-pub fn run_loop(
+/// The `reactors` model: N of these loops, each in its own thread with
+/// its own SO_REUSEPORT listener, so the kernel spreads connections and
+/// no lock is shared (nginx's `reuseport` layout).
+pub fn run_reactors(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    shutdown: &Shutdown,
+    ready: Ready<'_>,
+) -> anyhow::Result<()> {
+    let n = cfg.workers.max(1);
+    let listeners = reuseport_listeners(listener, n, cfg, "reactors")?;
+    let per_loop = (cfg.max_connections / n).max(1);
+    // One pool for all reactors: file work is bounded by the disk, not by
+    // how many loops share it.
+    let offload = Offload::start()
+        .map_err(|e| anyhow::anyhow!("reactors: cannot start the offload threads: {e}"))?;
+    let offload = &offload;
+    on_threads(
+        listeners,
+        "reactors",
+        "reactor",
+        shutdown,
+        ready,
+        |l, set_up| {
+            set_up.done(String::new());
+            run_loop(l, cfg, per_loop, offload, shutdown)
+        },
+    )
+}
+
+/// One reactor loop, until shutdown.
+fn run_loop(
     listener: TcpListener,
     cfg: &ServerConfig,
     max_conns: usize,

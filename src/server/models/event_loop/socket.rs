@@ -9,15 +9,9 @@ use mio::net::TcpStream;
 use mio::Waker;
 use slab::Slab;
 
-use crate::server::models::loop_ctx::{self, Wake};
+use crate::server::models::loop_ctx::{self, Wake, READS_PER_TURN};
 use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
-
-/// Reads served for one connection per wake-up before others get a turn;
-/// a connection cut short is revisited on the next round.
-pub(in crate::server::models) const READS_PER_TURN: usize = 16;
-/// The reactor's shared read buffer for connections between requests.
-pub(in crate::server::models) const SCRATCH: usize = 64 * 1024;
 
 /// The reactor's wake-up when a task's result is in its inbox.
 impl Wake for Waker {

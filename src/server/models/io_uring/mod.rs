@@ -12,12 +12,12 @@ mod ring;
 mod worker;
 
 use std::net::TcpListener;
-use std::sync::mpsc::channel;
 
 pub use ring::{build as build_ring, BufRing, Features, BUF_GROUP};
 
 use crate::server::offload::Offload;
-use crate::server::{bind, Ready, ServerConfig, Shutdown};
+use crate::server::workers::on_threads;
+use crate::server::{reuseport_listeners, Ready, ServerConfig, Shutdown};
 
 pub use conn::HELD_MAX;
 pub use ring::{RECV_BUFS, RECV_BUF_SIZE};
@@ -97,76 +97,21 @@ pub fn run(
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
     let n = cfg.workers.max(1);
-    let addr = listener.local_addr()?;
-    let mut listeners = vec![listener];
-    for _ in 1..n {
-        listeners.push(bind(addr, true, cfg.defer_accept).map_err(|e| {
-            anyhow::anyhow!("io-uring: cannot open another SO_REUSEPORT listener on {addr}: {e}")
-        })?);
-    }
+    let listeners = reuseport_listeners(listener, n, cfg, "io-uring")?;
     let per_ring = (cfg.max_connections / n).max(1);
     let offload = Offload::start()
         .map_err(|e| anyhow::anyhow!("io-uring: cannot start the offload threads: {e}"))?;
     let offload = &offload;
-    std::thread::scope(|scope| {
-        // Each worker builds its ring on its own thread (SINGLE_ISSUER
-        // binds a ring to its creator) and reports how that went before it
-        // serves; the start-up line waits for all of them.
-        let (setup_tx, setup_rx) = channel();
-        let mut handles = Vec::with_capacity(n);
-        let mut failed = None;
-        for (i, l) in listeners.into_iter().enumerate() {
-            let setup_tx = setup_tx.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("uring-{i}"))
-                .spawn_scoped(scope, move || {
-                    let r = worker::run(l, cfg, per_ring, offload, shutdown, setup_tx);
-                    if r.is_err() {
-                        shutdown.trigger();
-                    }
-                    r
-                });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    failed = Some(anyhow::anyhow!(
-                        "io-uring: cannot start worker {} of {n}: {e}",
-                        i + 1
-                    ));
-                    break;
-                }
-            }
-        }
-        drop(setup_tx);
-        let mut features = None;
-        for _ in 0..handles.len() {
-            match setup_rx.recv() {
-                Ok(Ok(f)) => features = Some(f),
-                Ok(Err(e)) => {
-                    failed.get_or_insert(anyhow::anyhow!("io-uring: {e}"));
-                }
-                Err(_) => break,
-            }
-        }
-        let announced = match (&failed, &features) {
-            (None, Some(f)) => ready(handles.len(), &format!("ring={}", f.list())),
-            _ => Ok(()),
-        };
-        if failed.is_some() || announced.is_err() {
-            shutdown.trigger();
-        }
-        let joined = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an io-uring worker panicked")))
-            })
-            .collect::<anyhow::Result<Vec<()>>>();
-        match failed {
-            Some(e) => Err(e),
-            None => announced.and(joined.map(drop)),
-        }
-    })
+    // Each worker builds its ring on its own thread (SINGLE_ISSUER binds a
+    // ring to its creator) and says how that went before it serves.
+    on_threads(
+        listeners,
+        "io-uring",
+        "uring",
+        shutdown,
+        ready,
+        |l, set_up| worker::run(l, cfg, per_ring, offload, shutdown, set_up),
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,7 @@ use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TICK};
+use crate::server::workers::SetUp;
 use crate::server::{ServerConfig, Shutdown};
 
 /// How long a connection closed with unread input keeps reading (and
@@ -51,18 +52,17 @@ pub fn run(
     max_conns: usize,
     offload: &Offload,
     shutdown: &Shutdown,
-    setup: Sender<io::Result<Features>>,
+    set_up: SetUp,
 ) -> anyhow::Result<()> {
     let mut w = match Worker::new(listener, cfg, max_conns, offload, shutdown) {
         Ok(w) => w,
         Err(e) => {
-            let line = e.to_string();
-            let _ = setup.send(Err(e));
-            return Err(anyhow::anyhow!(line));
+            set_up.failed(e.to_string());
+            return Err(anyhow::anyhow!("io-uring: {e}"));
         }
     };
-    let _ = setup.send(Ok(w.features.clone()));
-    drop(setup);
+    set_up.done(format!("ring={}", w.features.list()));
+    drop(set_up);
     w.serve()
 }
 

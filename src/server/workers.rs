@@ -1,0 +1,100 @@
+//! Worker threads for the models that run one worker per listener: each
+//! thread sets itself up (a ring, a runtime, an epoll), says so, then
+//! serves; the start-up line
+//! waits for all of them, and one that fails or never starts stops them
+//! all, since its share of connections would go to a dead listener.
+
+use std::net::TcpListener;
+use std::sync::mpsc::{channel, Sender};
+
+use super::{Ready, Shutdown};
+
+/// How a worker says it is set up: once, before it serves, with any
+/// `key=value` words for the start-up line, or why it cannot serve. A
+/// worker that returns without saying counts as failed.
+pub struct SetUp(Sender<Result<String, String>>);
+
+impl SetUp {
+    pub fn done(&self, words: String) {
+        let _ = self.0.send(Ok(words));
+    }
+
+    pub fn failed(&self, why: String) {
+        let _ = self.0.send(Err(why));
+    }
+}
+
+/// Runs `serve` on each listener in a thread of its own (named
+/// `name-i`) until all return, and calls `ready` once every one is set
+/// up; errors say which `model` they come from.
+pub fn on_threads<F>(
+    listeners: Vec<TcpListener>,
+    model: &str,
+    name: &str,
+    shutdown: &Shutdown,
+    ready: Ready<'_>,
+    serve: F,
+) -> anyhow::Result<()>
+where
+    F: Fn(TcpListener, SetUp) -> anyhow::Result<()> + Sync,
+{
+    let n = listeners.len();
+    let serve = &serve;
+    std::thread::scope(|scope| {
+        let (tx, rx) = channel();
+        let mut handles = Vec::with_capacity(n);
+        let mut failed = None;
+        for (i, l) in listeners.into_iter().enumerate() {
+            let set_up = SetUp(tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("{name}-{i}"))
+                .spawn_scoped(scope, move || {
+                    let r = serve(l, set_up);
+                    if r.is_err() {
+                        shutdown.trigger();
+                    }
+                    r
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    failed = Some(anyhow::anyhow!(
+                        "{model}: cannot start {name} {} of {n}: {e}",
+                        i + 1
+                    ));
+                    break;
+                }
+            }
+        }
+        drop(tx);
+        let mut words = String::new();
+        for _ in 0..handles.len() {
+            match rx.recv() {
+                Ok(Ok(w)) => words = w,
+                Ok(Err(e)) => {
+                    failed.get_or_insert(anyhow::anyhow!("{model}: {e}"));
+                }
+                // A worker returned without saying: its error is joined.
+                Err(_) => break,
+            }
+        }
+        let announced = match &failed {
+            None => ready(handles.len(), &words),
+            Some(_) => Ok(()),
+        };
+        if failed.is_some() || announced.is_err() {
+            shutdown.trigger();
+        }
+        let joined = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("{model}: a {name} thread panicked")))
+            })
+            .collect::<anyhow::Result<Vec<()>>>();
+        match failed {
+            Some(e) => Err(e),
+            None => announced.and(joined.map(drop)),
+        }
+    })
+}

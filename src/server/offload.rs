@@ -44,6 +44,12 @@ pub struct Offload {
 }
 
 impl Offload {
+    /// `start`, for `model`, whose name its error carries.
+    pub fn for_model(model: &str) -> anyhow::Result<Offload> {
+        Offload::start()
+            .map_err(|e| anyhow::anyhow!("{model}: cannot start the offload threads: {e}"))
+    }
+
     /// Starts the pool; fails only if not even one thread can be started.
     pub fn start() -> std::io::Result<Offload> {
         let (tx, rx) = sync_channel::<Queued>(OFFLOAD_QUEUE);

@@ -7,7 +7,7 @@
 use std::net::TcpListener;
 use std::sync::mpsc::{channel, Sender};
 
-use super::{Ready, Shutdown};
+use super::{reuseport_listeners, Ready, ServerConfig, Shutdown};
 
 /// How a worker says it is set up: once, before it serves, with any
 /// `key=value` words for the start-up line, or why it cannot serve. A
@@ -24,21 +24,26 @@ impl SetUp {
     }
 }
 
-/// Runs `serve` on each listener in a thread of its own (named
-/// `name-i`) until all return, and calls `ready` once every one is set
-/// up; errors say which `model` they come from.
-pub fn on_threads<F>(
-    listeners: Vec<TcpListener>,
-    model: &str,
-    name: &str,
+/// `cfg.workers` workers, each in a thread of its own (named `name-i`)
+/// on a SO_REUSEPORT listener of its own, so the kernel spreads
+/// connections and no lock is shared: `serve` gets the listener, the
+/// worker's share of `cfg.max_connections` and how to say it is set up.
+/// Returns once all have returned; `ready` is called once every one is
+/// set up; errors say which `model` they come from.
+pub fn per_listener<F>(
+    listener: TcpListener,
+    cfg: &ServerConfig,
+    (model, name): (&str, &str),
     shutdown: &Shutdown,
     ready: Ready<'_>,
     serve: F,
 ) -> anyhow::Result<()>
 where
-    F: Fn(TcpListener, SetUp) -> anyhow::Result<()> + Sync,
+    F: Fn(TcpListener, usize, SetUp) -> anyhow::Result<()> + Sync,
 {
-    let n = listeners.len();
+    let n = cfg.workers.max(1);
+    let listeners = reuseport_listeners(listener, n, cfg, model)?;
+    let share = (cfg.max_connections / n).max(1);
     let serve = &serve;
     std::thread::scope(|scope| {
         let (tx, rx) = channel();
@@ -49,7 +54,7 @@ where
             let spawned = std::thread::Builder::new()
                 .name(format!("{name}-{i}"))
                 .spawn_scoped(scope, move || {
-                    let r = serve(l, set_up);
+                    let r = serve(l, share, set_up);
                     if r.is_err() {
                         shutdown.trigger();
                     }

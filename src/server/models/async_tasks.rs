@@ -30,8 +30,8 @@ use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
-use crate::server::workers::{on_threads, SetUp};
-use crate::server::{reuseport_listeners, wait_drained, Ready, ServerConfig, Shutdown};
+use crate::server::workers::{per_listener, SetUp};
+use crate::server::{wait_drained, Ready, ServerConfig, Shutdown};
 
 /// Most threads running blocking file work at once: the same as the event
 /// loops' offload pool, since file work is bounded by the disk, not by how
@@ -105,17 +105,10 @@ pub fn run_local(
     shutdown: &Shutdown,
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
-    let n = cfg.workers.max(1);
-    let listeners = reuseport_listeners(listener, n, cfg, "async-local")?;
-    let per_runtime = (cfg.max_connections / n).max(1);
-    on_threads(
-        listeners,
-        "async-local",
-        "runtime",
-        shutdown,
-        ready,
-        |l, set_up| serve_local(l, cfg, per_runtime, shutdown, set_up),
-    )
+    let names = ("async-local", "runtime");
+    per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
+        serve_local(l, cfg, share, shutdown, set_up)
+    })
 }
 
 /// One `async-local` thread: its runtime serves its listener until

@@ -19,8 +19,8 @@ use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
-use crate::server::workers::on_threads;
-use crate::server::{reuseport_listeners, Ready, ServerConfig, Shutdown};
+use crate::server::workers::per_listener;
+use crate::server::{Ready, ServerConfig, Shutdown};
 
 mod socket;
 
@@ -45,8 +45,7 @@ const TIMER: Token = Token(usize::MAX - 3);
 const ACCEPT_BATCH: usize = 128;
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    let offload = Offload::start()
-        .map_err(|e| anyhow::anyhow!("event-loop: cannot start the offload threads: {e}"))?;
+    let offload = Offload::for_model("event-loop")?;
     run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
 }
 
@@ -59,25 +58,14 @@ pub fn run_reactors(
     shutdown: &Shutdown,
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
-    let n = cfg.workers.max(1);
-    let listeners = reuseport_listeners(listener, n, cfg, "reactors")?;
-    let per_loop = (cfg.max_connections / n).max(1);
     // One pool for all reactors: file work is bounded by the disk, not by
     // how many loops share it.
-    let offload = Offload::start()
-        .map_err(|e| anyhow::anyhow!("reactors: cannot start the offload threads: {e}"))?;
-    let offload = &offload;
-    on_threads(
-        listeners,
-        "reactors",
-        "reactor",
-        shutdown,
-        ready,
-        |l, set_up| {
-            set_up.done(String::new());
-            run_loop(l, cfg, per_loop, offload, shutdown)
-        },
-    )
+    let offload = &Offload::for_model("reactors")?;
+    let names = ("reactors", "reactor");
+    per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
+        set_up.done(String::new());
+        run_loop(l, cfg, share, offload, shutdown)
+    })
 }
 
 /// One reactor loop, until shutdown.

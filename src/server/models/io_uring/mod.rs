@@ -16,8 +16,8 @@ use std::net::TcpListener;
 pub use ring::{build as build_ring, BufRing, Features, BUF_GROUP};
 
 use crate::server::offload::Offload;
-use crate::server::workers::on_threads;
-use crate::server::{reuseport_listeners, Ready, ServerConfig, Shutdown};
+use crate::server::workers::per_listener;
+use crate::server::{Ready, ServerConfig, Shutdown};
 
 pub use conn::HELD_MAX;
 pub use ring::{RECV_BUFS, RECV_BUF_SIZE};
@@ -96,22 +96,13 @@ pub fn run(
     shutdown: &Shutdown,
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
-    let n = cfg.workers.max(1);
-    let listeners = reuseport_listeners(listener, n, cfg, "io-uring")?;
-    let per_ring = (cfg.max_connections / n).max(1);
-    let offload = Offload::start()
-        .map_err(|e| anyhow::anyhow!("io-uring: cannot start the offload threads: {e}"))?;
-    let offload = &offload;
+    let offload = &Offload::for_model("io-uring")?;
     // Each worker builds its ring on its own thread (SINGLE_ISSUER binds a
     // ring to its creator) and says how that went before it serves.
-    on_threads(
-        listeners,
-        "io-uring",
-        "uring",
-        shutdown,
-        ready,
-        |l, set_up| worker::run(l, cfg, per_ring, offload, shutdown, set_up),
-    )
+    let names = ("io-uring", "uring");
+    per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
+        worker::run(l, cfg, share, offload, shutdown, set_up)
+    })
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use super::shutdown::{poll_timeout, Shutdown, TICK};
 
 /// How long to stop accepting after running out of descriptors or memory:
 /// retrying at once would spin at 100% CPU while the condition lasts.
-pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Counts open connections against the configured maximum.
 #[derive(Debug, Clone)]
@@ -59,9 +59,27 @@ impl ConnLimit {
     }
 }
 
+/// What every model does after accept(2) failed (other than for want of
+/// a connection): None, take the next at once (that one connection was
+/// aborted, or a signal came); else pause this long before accepting
+/// again (out of descriptors or memory, which retrying at once would spin
+/// on), saying on stderr what is not such a passing shortage.
+pub fn after_error(e: &io::Error) -> Option<Duration> {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+    ) {
+        return None;
+    }
+    if !is_transient(e) {
+        eprintln!("loadlab: accept failed: {e}");
+    }
+    Some(ACCEPT_BACKOFF)
+}
+
 /// Whether an accept error is a passing resource shortage (back off and
 /// retry) rather than something about the listener itself.
-pub fn is_transient(e: &io::Error) -> bool {
+fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(
@@ -149,17 +167,10 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
                 }
             }
             Err(e) if stopped_listening(&e) => return None,
-            Err(e) if is_transient(&e) => {
-                if !matches!(
-                    e.kind(),
-                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
-                ) {
-                    shutdown.sleep(ACCEPT_BACKOFF);
-                }
-            }
             Err(e) => {
-                eprintln!("loadlab: accept failed: {e}");
-                shutdown.sleep(ACCEPT_BACKOFF);
+                if let Some(pause) = after_error(&e) {
+                    shutdown.sleep(pause);
+                }
             }
         }
     }

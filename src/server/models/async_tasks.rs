@@ -23,7 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::loop_ctx::{READS_PER_TURN, SCRATCH};
 use crate::http::{Limits, Phase};
-use crate::server::accept::{is_transient, ConnLimit, ConnSlot, ACCEPT_BACKOFF};
+use crate::server::accept::{self, ConnLimit, ConnSlot};
 use crate::server::handlers::{App, Response};
 use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
 use crate::server::outq::{Wrote, WRITE_BUDGET};
@@ -250,14 +250,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, limit: ConnLimi
                     tokio::spawn(serve(stream, Arc::clone(&shared), limit.take()));
                     None
                 }
-                Either::Right(Err(e)) if accept_again(&e) => None,
-                Either::Right(Err(e)) => {
-                    if !is_transient(&e) {
-                        eprintln!("loadlab: accept failed: {e}");
-                    }
-                    // Out of descriptors or memory: retrying at once would spin.
-                    Some(ACCEPT_BACKOFF)
-                }
+                Either::Right(Err(e)) => accept::after_error(&e),
             }
         };
         if let Some(pause) = pause {
@@ -266,15 +259,6 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, limit: ConnLimi
             }
         }
     }
-}
-
-/// An accept that failed for this one connection only (it was aborted
-/// before it could be taken, or a signal came): take the next at once.
-fn accept_again(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
-    )
 }
 
 /// One connection's task: serves it until it ends, then closes it.

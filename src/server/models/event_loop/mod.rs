@@ -14,7 +14,7 @@ use mio::net::TcpListener as MioListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
-use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
+use crate::server::accept;
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
@@ -268,7 +268,7 @@ impl<'a> Reactor<'a> {
             Ok(()) => self.accept_pending = false,
             Err(AcceptStop::Batch) => self.accept_more = true,
             Err(AcceptStop::Full) => {}
-            Err(AcceptStop::Backoff) => self.accept_paused_until = Some(now + ACCEPT_BACKOFF),
+            Err(AcceptStop::Backoff(pause)) => self.accept_paused_until = Some(now + pause),
         }
     }
 
@@ -387,8 +387,8 @@ impl<'a> Reactor<'a> {
 enum AcceptStop {
     /// At the connection limit: the rest wait in the backlog.
     Full,
-    /// Out of descriptors or memory: retry after a pause, do not spin.
-    Backoff,
+    /// Out of descriptors or memory: retry after this pause, do not spin.
+    Backoff(Duration),
     /// `ACCEPT_BATCH` taken: the rest wait for the next round.
     Batch,
 }
@@ -421,13 +421,10 @@ fn accept_all(
                 *next_gen += 1;
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if is_transient(&e) && e.kind() == io::ErrorKind::ConnectionAborted => {}
             Err(e) => {
-                if !is_transient(&e) {
-                    eprintln!("loadlab: accept failed: {e}");
+                if let Some(pause) = accept::after_error(&e) {
+                    return Err(AcceptStop::Backoff(pause));
                 }
-                return Err(AcceptStop::Backoff);
             }
         }
     }

@@ -19,7 +19,7 @@ use slab::Slab;
 use super::conn::{cancel, Conn, EventFd};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
-use crate::server::accept::{is_transient, ACCEPT_BACKOFF};
+use crate::server::accept;
 use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
@@ -385,12 +385,9 @@ impl<'a> Worker<'a> {
         if res == -libc::ECANCELED {
             return;
         }
-        if !is_transient(&e) {
-            eprintln!("loadlab: accept failed: {e}");
-        }
-        // Out of descriptors or memory: retry after a pause, do not spin.
-        if !cqueue::more(flags) {
-            self.accept_paused_until = Some(now + ACCEPT_BACKOFF);
+        let pause = accept::after_error(&e);
+        if let Some(pause) = pause.filter(|_| !cqueue::more(flags)) {
+            self.accept_paused_until = Some(now + pause);
         }
     }
 

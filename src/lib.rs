@@ -8,8 +8,9 @@
 //! cli                     flags -> validated config -> run; may use every module
 //! lab  stress  report     experiments, and what they show
 //! bench  check  server    the load generator, the diagnosis, the server under test
-//! results  proc  net      shared ground: run records and registries, child processes, URLs
+//! results  proc  net      shared ground: run records, child processes, URLs
 //! http                    sans-IO HTTP/1.1
+//! catalog                 a leaf every module may use: the model and preset registries, slow-client kinds
 //! sys                     a leaf every module may use: cores, rlimit, civil time
 //! stats                   a leaf below the jobs: intervals, ratios, ranking
 //! ```
@@ -21,11 +22,12 @@
 //! net, http; `check` -> results, proc, net, http; `server` -> http,
 //! results; `results`, `net` -> http; `proc` -> results, net, http (it
 //! starts targets: the model registry, URLs).
-//! The model and preset registries live in `results`, so the CLI, the lab,
+//! The model and preset registries live in `catalog`, so the CLI, the lab,
 //! stress and the report list models and presets without importing the
 //! server or each other.
 
 pub mod bench;
+pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod http;

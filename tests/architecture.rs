@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use loadlab::results::models::Model;
+use loadlab::catalog::models::Model;
 
 /// Where hand-kept lists of models could hide.
 const SCANNED: [&str; 5] = ["src", "tests", "scripts", "examples", ".ci"];
 /// The one place that names every model.
-const REGISTRY_FILE: &str = "src/results/models.rs";
+const REGISTRY_FILE: &str = "src/catalog/models.rs";
 /// A comment with this on a list's first line, or in the comment lines
 /// right above it, says the list is a deliberate choice of models (and
 /// why), not a copy of the registry: e.g. the two models a stress test

@@ -36,8 +36,8 @@ use std::process::{Command, Output};
 
 use loadlab::bench::json::BenchJson;
 use loadlab::bench::render::percentile_csv;
+use loadlab::catalog::models::Model;
 use loadlab::report::stress as output;
-use loadlab::results::models::Model;
 use loadlab::results::stress::{Matrix, Op, StressReport as Report, StressRow as Row, SCHEMA};
 
 // ------------------------------------------------------------ support ---

@@ -11,31 +11,38 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Top-level module -> the modules it may use. `sys` is a leaf every module
-/// may use; `cli` may use everything.
+/// Top-level module -> the modules it may use. `sys` and `catalog` are
+/// leaves every job may use; `cli` may use everything.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("cli", &["*"]),
     (
         "lab",
         &[
-            "bench", "check", "server", "results", "proc", "net", "http", "stats", "sys",
+            "bench", "check", "server", "results", "proc", "net", "http", "stats", "catalog", "sys",
         ],
     ),
-    ("stress", &["results", "proc", "net", "http", "sys"]),
-    ("check", &["results", "proc", "net", "http", "sys"]),
-    ("report", &["results", "stats", "sys"]),
-    ("bench", &["net", "http", "stats", "sys"]),
-    ("server", &["http", "results", "sys"]),
-    ("results", &["http", "stats", "sys"]),
-    ("proc", &["results", "net", "http", "sys"]),
+    (
+        "stress",
+        &["results", "proc", "net", "http", "catalog", "sys"],
+    ),
+    (
+        "check",
+        &["results", "proc", "net", "http", "catalog", "sys"],
+    ),
+    ("report", &["results", "stats", "catalog", "sys"]),
+    ("bench", &["net", "http", "stats", "catalog", "sys"]),
+    ("server", &["http", "results", "catalog", "sys"]),
+    ("results", &["http", "stats", "catalog", "sys"]),
+    ("proc", &["results", "net", "http", "catalog", "sys"]),
     ("net", &["http", "sys"]),
     ("http", &["sys"]),
+    ("catalog", &["sys"]),
     ("stats", &[]),
     ("sys", &[]),
 ];
 
 /// What `lab` may take from `server`: the embedded docroot and the listen
-/// constants (the model registry is `results::models`).
+/// constants (the model registry is `catalog::models`).
 const LAB_FROM_SERVER: &[&str] = &[
     "server::handlers::write_embedded_docroot",
     "server::LISTEN_BACKLOG",

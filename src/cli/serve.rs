@@ -9,8 +9,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values::{parse_duration, parse_size, UsageError};
+use crate::catalog::models::{Workers, REGISTRY};
 use crate::http::Limits;
-use crate::results::models::{Workers, REGISTRY};
 use crate::server::{self, App, Model, ServerConfig, Shutdown};
 
 #[derive(Args, Debug)]

@@ -14,6 +14,8 @@ use super::fail_on::{self, Conditions};
 use super::sweep_capacity::{capacity_into, CapacityFlags, RATE_CONNECTIONS};
 use super::sweep_progress::{say, SweepProgress};
 use super::values::{parse_duration, rate_list, UsageError};
+use crate::catalog::presets::{Preset, PresetKind};
+use crate::catalog::slow::SlowAttack;
 use crate::lab::execute::{self, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
@@ -21,9 +23,7 @@ use crate::lab::shards::{self, ShardPlan};
 use crate::proc::go::{self, find_go};
 use crate::proc::target::TargetSpec;
 use crate::results::capacity::Objective;
-use crate::results::presets::{Preset, PresetKind};
 use crate::results::raw::RawRow;
-use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::SweepInfo;
 use crate::server::Shutdown;
 
@@ -539,7 +539,7 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::slow::SlowAttack::{Body, Header, None as Alone};
+    use crate::catalog::slow::SlowAttack::{Body, Header, None as Alone};
 
     fn plan_of(slow: &[SlowAttack], conns: Option<usize>) -> anyhow::Result<SweepPlan> {
         let args = SweepArgs {

@@ -18,13 +18,13 @@ use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::profile_pass;
 use super::record;
+use crate::catalog::slow::SlowAttack;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
 use crate::proc::target::{Running, StartContext};
 use crate::results::capacity as capacity_file;
 use crate::results::diagnosis::Diagnosis;
 use crate::results::raw::{self, Machine, RawRow, MACHINE_JSON};
-use crate::results::slow::SlowAttack;
 use crate::results::sweep_info::{HostSample, SweepInfo, SWEEP_JSON};
 
 /// How the reason of a run not made after a capped one starts.

@@ -12,6 +12,7 @@ use super::record::{self, ClientUse};
 use super::shards::{self, ShardLoad, ShardPlan};
 use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec};
+use crate::catalog::slow::SlowAttack;
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
@@ -20,7 +21,6 @@ use crate::proc::syscalls::{self, Counters};
 use crate::proc::target::Running;
 use crate::results::accounting;
 use crate::results::raw::RawRow;
-use crate::results::slow::SlowAttack;
 
 /// What a slow reader asks for: larger than a loopback socket's buffers,
 /// so a server that writes it blocking is held until the reader is done,

@@ -9,10 +9,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use crate::catalog::slow::SlowAttack;
 use crate::proc::target::TargetSpec;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
-use crate::results::slow::SlowAttack;
 
 /// How much load one run applies.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,15 +1,15 @@
 //! The sweep plans of the reference experiments (the registry of presets
-//! is `results::presets`; E2 is the file-transfer matrix of `loadlab
+//! is `catalog::presets`; E2 is the file-transfer matrix of `loadlab
 //! stress`), a plain sweep's starting plan, and the short default
 //! comparison that `loadlab` runs with no arguments.
 
 use std::time::Duration;
 
 use super::plan::{Load, SweepPlan};
+use crate::catalog::models::Model;
+use crate::catalog::presets::Preset;
+use crate::catalog::slow::SlowAttack;
 use crate::proc::target::TargetSpec;
-use crate::results::models::Model;
-use crate::results::presets::Preset;
-use crate::results::slow::SlowAttack;
 
 /// Measured rounds of a plain sweep, a preset and the bare run: fewer
 /// give no interval at all (two give one as wide as the t table makes it).
@@ -245,7 +245,7 @@ pub fn default_plan() -> SweepPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::presets::PresetKind;
+    use crate::catalog::presets::PresetKind;
 
     #[test]
     fn exactly_the_sweep_presets_have_a_sweep_plan() {

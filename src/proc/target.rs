@@ -14,8 +14,8 @@ use super::child::{serve_command, ChildServer, NoAddress};
 use super::go::{self, find_go};
 use super::nginx::{find_nginx, Nginx, NginxOptions, INSTALL_HINT};
 use super::ports::{free_port, wait_accepting, NotAccepting};
+use crate::catalog::models::Model;
 use crate::net::url::HttpUrl;
-use crate::results::models::Model;
 
 /// How long a `cmd:` target may take to accept connections: a student's
 /// server may compile or load data first.

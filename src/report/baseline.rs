@@ -4,8 +4,8 @@
 //! of target labels and run configurations; the ratios themselves are
 //! `stats::ratio::paired` over the rounds.
 
+use crate::catalog::slow::SlowAttack;
 use crate::results::config::RunConfig;
-use crate::results::slow::SlowAttack;
 
 /// Whether a target label names nginx (`nginx`, `nginx:workers=2`).
 fn is_nginx(target: &str) -> bool {

@@ -10,7 +10,7 @@ use super::num::fixed;
 use super::summary::{Group, SummaryRow, SweepSummary};
 use super::sweep_tables::{of_experiment, slug, status_cell, KeyCols};
 use super::table::{Align, Table};
-use crate::results::presets::Preset;
+use crate::catalog::presets::Preset;
 use crate::results::raw::RawRow;
 
 use Align::{Left, Right};

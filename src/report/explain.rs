@@ -4,8 +4,8 @@
 //! model registry). Shared by the sweep page, summary.md and the stress
 //! page so the three say the same thing.
 
-use crate::results::models::{Model, GO_ABOUT};
-use crate::results::presets::Preset;
+use crate::catalog::models::{Model, GO_ABOUT};
+use crate::catalog::presets::Preset;
 
 /// The opening of one experiment section.
 #[derive(Debug, Clone)]

@@ -152,10 +152,10 @@ fn attack_words(g: &Group, r: &SummaryRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::slow::SlowAttack;
     use crate::report::summary::summarize;
     use crate::results::config::Configured;
     use crate::results::raw::RawRow;
-    use crate::results::slow::SlowAttack;
 
     /// One measured run of `target` under `slow`: p99 `p99` ms, `ok`
     /// answers, `timeouts` timed-out requests.

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::models::Model;
+use crate::catalog::models::Model;
 
 /// Version of the JSON document's shape; bump on incompatible changes.
 /// The shape is pinned by `docs/schema/stress-v1.schema.json`.

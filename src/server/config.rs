@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::handlers::App;
+use crate::catalog::models::Model;
 use crate::http::Limits;
-use crate::results::models::Model;
 
 /// Everything a model needs to serve.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::results::models::Model;
+use crate::catalog::models::Model;
 use crate::results::stress::size_label;
 pub use crate::results::stress::{Matrix, Op};
 

@@ -73,7 +73,7 @@ pub(super) fn failed(msg: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::models::Model;
+    use crate::catalog::models::Model;
     use crate::stress::matrix::Op;
     use std::time::Duration;
 

@@ -18,10 +18,10 @@ use super::matrix::{Cell, Matrix, Op};
 use super::outcome::{failed, row, Outcome};
 use super::scratch::Scratch;
 use super::target::{self, SpawnedServer};
+use crate::catalog::models::Model;
 use crate::net::url::HttpUrl;
 use crate::proc::affinity;
 use crate::results::diagnosis::Diagnosis;
-use crate::results::models::Model;
 use crate::results::stress::{StressReport, StressRow, SCHEMA};
 
 /// Bytes read back from a random place of every uploaded file.

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::client::{self, FILES_PREFIX};
+use crate::catalog::models::Model;
 use crate::net::url::HttpUrl;
 use crate::proc::child::{serve_command, ChildServer, Ended};
 use crate::results::files::is_temp_name;
-use crate::results::models::Model;
 
 /// How long a starting server may take to print its address and answer.
 const START_TIMEOUT: Duration = Duration::from_secs(20);

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use loadlab::results::models::Model;
+use loadlab::catalog::models::Model;
 
 use super::support::check_json;
 use crate::common::require_nginx;

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use loadlab::results::models::Model;
+use loadlab::catalog::models::Model;
 
 /// Generates `mod <model> { #[test] fn <group>() }` for every model, so
 /// one conformance suite runs against each (as ripgrep runs each test per

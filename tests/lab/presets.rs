@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use loadlab::results::presets::{Preset, PresetKind};
+use loadlab::catalog::presets::{Preset, PresetKind};
 use loadlab::results::raw::{self, RawRow};
 
 use super::support::{charts_of, check_derived, ok_rows, serial, summary_json, sweep, sweep_json};
@@ -18,7 +18,7 @@ fn e1_quick_preset_runs_with_no_failures() {
     let (stdout, stderr, code) = sweep(&["--preset", "e1", "--quick"], &out);
     assert_eq!(code, 0, "{stderr}");
     let rows = raw::read(&out).unwrap();
-    let models = loadlab::results::models::Model::ALL;
+    let models = loadlab::catalog::models::Model::ALL;
     assert_eq!(
         rows.len(),
         models.len() * 3 * 3,
@@ -249,7 +249,7 @@ fn loadlab_with_no_arguments_writes_a_fresh_report() {
     assert!(report.join("index.html").is_file());
     let rows = raw::read(&report).unwrap();
     require_nginx();
-    let targets = loadlab::results::models::Model::ALL.len() + 1;
+    let targets = loadlab::catalog::models::Model::ALL.len() + 1;
     let measured: Vec<RawRow> = rows.iter().filter(|r| !r.is_skip()).cloned().collect();
     assert_eq!(
         measured.len(),

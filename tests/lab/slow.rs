@@ -3,8 +3,8 @@
 //! the slow dimension is recorded, each slow cell stands beside the same
 //! client alone, and a denied blocking model is shown, not fatal.
 
+use loadlab::catalog::slow::SlowAttack;
 use loadlab::results::raw::{self, RawRow};
-use loadlab::results::slow::SlowAttack;
 use serde_json::Value;
 
 use super::support::{serial, summary_json, sweep};

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use loadlab::catalog::slow::SlowAttack;
 use loadlab::results::raw::{self, Machine, RawRow};
-use loadlab::results::slow::SlowAttack;
 
 pub fn loadlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadlab"))

@@ -1,7 +1,7 @@
 //! Unit tests of the sweep plan: expansion, schedule order, resume and skipped targets.
 
 use super::*;
-use crate::results::models::Model;
+use crate::catalog::models::Model;
 
 fn plan() -> SweepPlan {
     SweepPlan {

@@ -1,7 +1,7 @@
 //! The concurrency models' code: one small file per model with the same
 //! entry, `run(listener, &ServerConfig, &Shutdown)`. What a model is called,
 //! how it is described and its worker rules live in the registry
-//! (`results::models`); this module maps each registry entry to its `run`.
+//! (`catalog::models`); this module maps each registry entry to its `run`.
 
 pub mod async_tasks;
 pub mod event_loop;
@@ -15,7 +15,7 @@ pub mod thread_pool;
 use std::net::TcpListener;
 
 use super::{Ready, ServerConfig, Shutdown};
-pub use crate::results::models::Model;
+pub use crate::catalog::models::Model;
 
 /// Runs the configured model until shutdown, calling `ready` once with
 /// its workers. The thread pool reports its workers once it has

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::catalog::slow::SlowKind;
+
 /// How often each slow connection sends (or reads) its next few bytes:
 /// often enough that a gap timeout never fires, far too slowly to finish.
 pub const TRICKLE_EVERY: Duration = Duration::from_secs(1);
@@ -34,28 +36,8 @@ const POLL_TICK: Duration = Duration::from_millis(50);
 /// server that refuses at once is not hammered in a busy loop.
 const REOPEN_PAUSE: Duration = Duration::from_millis(100);
 
-/// What the slow connections do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SlowKind {
-    /// Slowloris: a request head that never ends, a header line a trickle.
-    Header,
-    /// A complete head announcing a body that then arrives a byte a trickle.
-    Body,
-    /// A request for a large response, read a few bytes a trickle.
-    Read,
-}
-
-impl SlowKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            SlowKind::Header => "header",
-            SlowKind::Body => "body",
-            SlowKind::Read => "read",
-        }
-    }
-}
-
-/// What to hold: how many connections of which kind, against which server.
+/// What to hold: how many connections of which kind (not `None`: then
+/// there is nothing to hold), against which server.
 #[derive(Debug, Clone)]
 pub struct SlowSpec {
     pub kind: SlowKind,
@@ -197,6 +179,7 @@ impl Held {
             return;
         }
         let piece: &[u8] = match self.spec.kind {
+            SlowKind::None => return,
             SlowKind::Header => b"X-Slow: x\r\n",
             SlowKind::Body => b"x",
             SlowKind::Read => return self.read_some(i, now),
@@ -254,6 +237,7 @@ impl Held {
         }
         let host = &self.spec.host;
         let start = match self.spec.kind {
+            SlowKind::None => return,
             SlowKind::Header => format!("GET / HTTP/1.1\r\nHost: {host}\r\n"),
             SlowKind::Body => format!(
                 "POST /echo HTTP/1.1\r\nHost: {host}\r\nContent-Type: text/plain\r\n\

@@ -1,70 +1,70 @@
-//! The slow-client condition a sweep cell ran under (`sweep --slow`,
-//! preset e6): which attack, if any, was held beside the measured client.
-//! It sits below the jobs so raw.csv, the summary and the report can name
-//! it; the lab maps it to bench's slow connections.
+//! The slow clients held beside the measured client: what `bench --slow`
+//! holds, and the condition a sweep cell ran under (`sweep --slow`,
+//! preset e6), where `none` is the client alone. One enum below the jobs,
+//! so bench, raw.csv, the summary and the report name them alike.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Which slow clients were held during a cell. `None` is the same client
-/// alone: the row the others are paired with.
+/// Which slow clients were held. `None` is the client alone: the sweep's
+/// row the others are paired with, and bench holding nothing.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum SlowAttack {
+pub enum SlowKind {
     #[default]
     None,
-    /// Slowloris: request heads that never end.
+    /// Slowloris: a request head that never ends, a header line a trickle.
     Header,
-    /// Request bodies trickled a byte at a time.
+    /// A complete head announcing a body that then arrives a byte a trickle.
     Body,
-    /// Large responses read a few bytes at a time.
+    /// A request for a large response, read a few bytes a trickle.
     Read,
 }
 
-impl SlowAttack {
-    pub const ALL: [SlowAttack; 4] = [
-        SlowAttack::None,
-        SlowAttack::Header,
-        SlowAttack::Body,
-        SlowAttack::Read,
+impl SlowKind {
+    pub const ALL: [SlowKind; 4] = [
+        SlowKind::None,
+        SlowKind::Header,
+        SlowKind::Body,
+        SlowKind::Read,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            SlowAttack::None => "none",
-            SlowAttack::Header => "header",
-            SlowAttack::Body => "body",
-            SlowAttack::Read => "read",
+            SlowKind::None => "none",
+            SlowKind::Header => "header",
+            SlowKind::Body => "body",
+            SlowKind::Read => "read",
         }
     }
 
     pub fn is_none(self) -> bool {
-        self == SlowAttack::None
+        self == SlowKind::None
     }
 
     /// "none" or "header x2000" for tables and legends.
     pub fn label(self, conns: u64) -> String {
         match self {
-            SlowAttack::None => "none".into(),
+            SlowKind::None => "none".into(),
             a => format!("{} x{conns}", a.name()),
         }
     }
 }
 
-impl fmt::Display for SlowAttack {
+impl fmt::Display for SlowKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for SlowAttack {
+impl FromStr for SlowKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        SlowAttack::ALL
+        SlowKind::ALL
             .into_iter()
             .find(|a| a.name() == s)
             .ok_or_else(|| format!("--slow takes none, header, body or read, not '{s}'"))
@@ -77,13 +77,13 @@ mod tests {
 
     #[test]
     fn names_parse_back_and_label_with_the_count() {
-        for a in SlowAttack::ALL {
-            assert_eq!(a.name().parse::<SlowAttack>(), Ok(a));
+        for a in SlowKind::ALL {
+            assert_eq!(a.name().parse::<SlowKind>(), Ok(a));
         }
-        assert_eq!(SlowAttack::Header.label(2000), "header x2000");
-        assert_eq!(SlowAttack::None.label(0), "none");
+        assert_eq!(SlowKind::Header.label(2000), "header x2000");
+        assert_eq!(SlowKind::None.label(0), "none");
         assert!("slowloris"
-            .parse::<SlowAttack>()
+            .parse::<SlowKind>()
             .unwrap_err()
             .contains("'slowloris'"));
     }

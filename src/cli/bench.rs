@@ -21,10 +21,11 @@ use crate::bench::render::{
     ab_after_run, ab_preamble, percentile_csv, render_with, version_line, Format,
 };
 use crate::bench::shard::Shard;
-use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
+use crate::bench::slow::{SlowClients, SlowSpec};
 use crate::bench::verdict::Verdict;
 use crate::bench::violations;
 use crate::bench::{self, BenchConfig, RequestSpec};
+use crate::catalog::slow::SlowKind;
 use crate::net::tls::{Protocol, TlsClient, TlsOptions};
 use crate::net::url::HttpUrl;
 use crate::server::Shutdown;
@@ -143,7 +144,7 @@ pub struct BenchArgs {
     /// trickles a request head that never ends (slowloris), `body` a
     /// request body, `read` reads a large response a few bytes a second.
     /// One thread of its own; a connection the server closes is reopened.
-    #[arg(long, value_enum, value_name = "KIND")]
+    #[arg(long, value_name = "KIND", value_parser = parse_slow)]
     pub slow: Option<SlowKind>,
     /// How many slow connections --slow holds.
     #[arg(long, default_value_t = 100, requires = "slow", value_name = "N")]
@@ -450,6 +451,15 @@ impl BenchArgs {
             quiet: self.quiet,
         };
         Ok((cfg, opts))
+    }
+}
+
+/// `--slow`: header, body or read (`none` is for sweeps: the client
+/// alone).
+fn parse_slow(s: &str) -> Result<SlowKind, String> {
+    match s.parse::<SlowKind>() {
+        Ok(SlowKind::None) | Err(_) => Err(format!("--slow takes header, body or read, not '{s}'")),
+        Ok(kind) => Ok(kind),
     }
 }
 

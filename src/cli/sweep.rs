@@ -15,7 +15,7 @@ use super::sweep_capacity::{capacity_into, CapacityFlags, RATE_CONNECTIONS};
 use super::sweep_progress::{say, SweepProgress};
 use super::values::{parse_duration, rate_list, UsageError};
 use crate::catalog::presets::{Preset, PresetKind};
-use crate::catalog::slow::SlowAttack;
+use crate::catalog::slow::SlowKind;
 use crate::lab::execute::{self, SweepOutcome};
 use crate::lab::plan::{Load, SweepPlan};
 use crate::lab::presets;
@@ -95,7 +95,7 @@ pub struct SweepArgs {
     /// header (slowloris), body, read, or a list, e.g. none,header,body,read
     /// (a dimension; the none cell is what the others are compared with).
     #[arg(long, value_delimiter = ',', value_parser = parse_slow)]
-    pub slow: Vec<SlowAttack>,
+    pub slow: Vec<SlowKind>,
     /// Slow connections held in a cell whose --slow is not none.
     #[arg(long, value_name = "N")]
     pub slow_conns: Option<usize>,
@@ -174,7 +174,7 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-fn parse_slow(s: &str) -> Result<SlowAttack, String> {
+fn parse_slow(s: &str) -> Result<SlowKind, String> {
     s.parse()
 }
 
@@ -539,9 +539,9 @@ pub fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::slow::SlowAttack::{Body, Header, None as Alone};
+    use crate::catalog::slow::SlowKind::{Body, Header, None as Alone};
 
-    fn plan_of(slow: &[SlowAttack], conns: Option<usize>) -> anyhow::Result<SweepPlan> {
+    fn plan_of(slow: &[SlowKind], conns: Option<usize>) -> anyhow::Result<SweepPlan> {
         let args = SweepArgs {
             targets: vec!["model:event-loop".into()],
             slow: slow.to_vec(),

@@ -18,7 +18,7 @@ use super::measure::{measure, Placement, CAPPED, SLOW_READ_BYTES, SLOW_READ_PATH
 use super::plan::{self, Installed, Load, Schedule, Skipped, SweepPlan};
 use super::profile_pass;
 use super::record;
-use crate::catalog::slow::SlowAttack;
+use crate::catalog::slow::SlowKind;
 use crate::proc::go::find_go;
 use crate::proc::nginx::find_nginx;
 use crate::proc::target::{Running, StartContext};
@@ -385,7 +385,7 @@ fn warm_up_host(
     };
     let mut run = first.clone();
     run.warmup = true;
-    run.config.slow = SlowAttack::None;
+    run.config.slow = SlowKind::None;
     run.config.slow_conns = 0;
     run.load = match run.load {
         Load::Duration(d) => Load::Duration(d.min(HOST_WARMUP_MAX)),

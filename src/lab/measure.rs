@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use super::plan::{Instance, Load, PlannedRun, SweepPlan};
 use super::record::{self, ClientUse};
 use super::shards::{self, ShardLoad, ShardPlan};
-use crate::bench::slow::{SlowClients, SlowKind, SlowSpec};
+use crate::bench::slow::{SlowClients, SlowSpec};
 use crate::bench::{self, BenchConfig, BenchResult, RequestSpec};
-use crate::catalog::slow::SlowAttack;
 use crate::net::url::HttpUrl;
 use crate::proc::affinity::{self, list_text};
 use crate::proc::host::CpuStat;
@@ -36,16 +35,6 @@ pub const SLOW_READ_BYTES: usize = 262_144;
 /// away, the first requests timed that burst (a 0.3-1 s stall on a busy
 /// 2-core host), not the holding the cell is about.
 pub const SLOW_SETTLE: Duration = Duration::from_secs(1);
-
-/// Bench's slow connections for a cell's attack; `None` for none.
-fn slow_kind(a: SlowAttack) -> Option<SlowKind> {
-    match a {
-        SlowAttack::None => None,
-        SlowAttack::Header => Some(SlowKind::Header),
-        SlowAttack::Body => Some(SlowKind::Body),
-        SlowAttack::Read => Some(SlowKind::Read),
-    }
-}
 
 /// Where a target instance and the load generator run: the CPUs the load
 /// generator is pinned to (None: wherever it may), and the CPUs both may
@@ -166,7 +155,8 @@ pub fn measure(
     }
     // Held before the monitors start, so the connections' set-up is not
     // in the run's figures, and all established before the first request.
-    let slow = match slow_kind(run.config.slow) {
+    let kind = run.config.slow;
+    let slow = match (!kind.is_none()).then_some(kind) {
         Some(kind) => match SlowClients::start(SlowSpec {
             kind,
             conns: slow_conns,

@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::catalog::slow::SlowAttack;
+use crate::catalog::slow::SlowKind;
 use crate::proc::target::TargetSpec;
 use crate::results::config::{Configured, RunConfig};
 use crate::results::raw::RawRow;
@@ -69,7 +69,7 @@ pub struct SweepPlan {
     /// Slow-client conditions each cell is measured under (`none` alone
     /// for a plain sweep); the none cell is what the others are paired
     /// with.
-    pub slow: Vec<SlowAttack>,
+    pub slow: Vec<SlowKind>,
     /// Slow connections held during a cell whose attack is not none.
     pub slow_conns: usize,
     /// Measured runs of every configuration, made in interleaved rounds.

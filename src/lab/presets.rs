@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::plan::{Load, SweepPlan};
 use crate::catalog::models::Model;
 use crate::catalog::presets::Preset;
-use crate::catalog::slow::SlowAttack;
+use crate::catalog::slow::SlowKind;
 use crate::proc::target::TargetSpec;
 
 /// Measured rounds of a plain sweep, a preset and the bare run: fewer
@@ -63,7 +63,7 @@ fn base(experiment: &str, targets: Vec<TargetSpec>) -> SweepPlan {
         cpus: vec![crate::proc::affinity::default_split()],
         cpus_asked: false,
         client_cpus: None,
-        slow: vec![SlowAttack::None],
+        slow: vec![SlowKind::None],
         slow_conns: 0,
         repeat: REPEATS,
         warmup_runs: 0,
@@ -192,7 +192,7 @@ fn plan(preset: Preset, quick: bool) -> Option<SweepPlan> {
             targets.push(TargetSpec::Nginx { workers: None });
             let mut p = base(preset.name(), targets);
             p.keepalive = vec![true];
-            p.slow = SlowAttack::ALL.to_vec();
+            p.slow = SlowKind::ALL.to_vec();
             p.slow_conns = E6_SLOW_CONNS;
             let cell = if quick { E6_QUICK_CELL } else { E6_CELL };
             p.loads = vec![Load::Duration(cell)];
@@ -282,7 +282,7 @@ mod tests {
                 .targets
                 .iter()
                 .any(|t| matches!(t, TargetSpec::Nginx { .. })));
-            assert_eq!(p.slow, SlowAttack::ALL);
+            assert_eq!(p.slow, SlowKind::ALL);
             assert_eq!(p.slow_conns, E6_SLOW_CONNS);
             assert_eq!(
                 (p.concurrency.as_slice(), p.keepalive.as_slice()),

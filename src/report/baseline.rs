@@ -4,7 +4,7 @@
 //! of target labels and run configurations; the ratios themselves are
 //! `stats::ratio::paired` over the rounds.
 
-use crate::catalog::slow::SlowAttack;
+use crate::catalog::slow::SlowKind;
 use crate::results::config::RunConfig;
 
 /// Whether a target label names nginx (`nginx`, `nginx:workers=2`).
@@ -90,7 +90,7 @@ pub fn counterpart(keys: &[&RunConfig], k: &RunConfig, baseline: &str) -> Option
 /// The configuration of the same client with no slow clients held.
 pub fn without_slow(k: &RunConfig) -> RunConfig {
     RunConfig {
-        slow: SlowAttack::None,
+        slow: SlowKind::None,
         slow_conns: 0,
         ..k.clone()
     }

@@ -152,21 +152,14 @@ fn attack_words(g: &Group, r: &SummaryRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::slow::SlowAttack;
+    use crate::catalog::slow::SlowKind;
     use crate::report::summary::summarize;
     use crate::results::config::Configured;
     use crate::results::raw::RawRow;
 
     /// One measured run of `target` under `slow`: p99 `p99` ms, `ok`
     /// answers, `timeouts` timed-out requests.
-    fn run(
-        target: &str,
-        slow: SlowAttack,
-        repeat: u64,
-        p99: f64,
-        ok: u64,
-        timeouts: u64,
-    ) -> RawRow {
+    fn run(target: &str, slow: SlowKind, repeat: u64, p99: f64, ok: u64, timeouts: u64) -> RawRow {
         let mut r = RawRow {
             repeat,
             p99_ms: p99,
@@ -192,7 +185,7 @@ mod tests {
 
     #[test]
     fn slow_cells_stand_beside_the_same_client_alone() {
-        let (none, header, read) = (SlowAttack::None, SlowAttack::Header, SlowAttack::Read);
+        let (none, header, read) = (SlowKind::None, SlowKind::Header, SlowKind::Read);
         let mut raw = Vec::new();
         for rep in 1..=2 {
             raw.push(run("model:event-loop", none, rep, 0.1, 1000, 0));
@@ -201,7 +194,7 @@ mod tests {
             raw.push(run("model:iterative", read, rep, 0.0, 0, 1));
         }
         let s = summarize(&raw);
-        let row = |t: &str, a: SlowAttack| {
+        let row = |t: &str, a: SlowKind| {
             s.rows
                 .iter()
                 .find(|r| r.target == t && r.slow == a)
@@ -213,7 +206,7 @@ mod tests {
         // The none cells pair with nothing.
         assert_eq!(row("model:iterative", none).no_slow_p99_ms, None);
         // Each none cell comes right before its slow cells.
-        let order: Vec<SlowAttack> = s.rows.iter().map(|r| r.slow).collect();
+        let order: Vec<SlowKind> = s.rows.iter().map(|r| r.slow).collect();
         assert_eq!(order, [none, header, none, read]);
 
         let t = table(&s, "e6").expect("a slow-clients table");

@@ -39,7 +39,7 @@ macro_rules! with_run_config {
             keepalive: bool,
             /// Slow clients held beside the measured client during the
             /// run: none, header, body or read.
-            slow: $crate::catalog::slow::SlowAttack,
+            slow: $crate::catalog::slow::SlowKind,
             /// How many slow connections were held; 0 with `slow` none.
             slow_conns: u64,
         ] [
@@ -163,7 +163,7 @@ macro_rules! key_part_by_value {
     )*};
 }
 
-key_part_by_value!(String, u64, bool, crate::catalog::slow::SlowAttack);
+key_part_by_value!(String, u64, bool, crate::catalog::slow::SlowKind);
 
 impl KeyPart for f64 {
     fn same(&self, other: &Self) -> bool {

@@ -3,7 +3,7 @@
 //! the slow dimension is recorded, each slow cell stands beside the same
 //! client alone, and a denied blocking model is shown, not fatal.
 
-use loadlab::catalog::slow::SlowAttack;
+use loadlab::catalog::slow::SlowKind;
 use loadlab::results::raw::{self, RawRow};
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ const P99_BOUND_MS: f64 = 10.0;
 const BOUNDED: [&str; 2] = ["model:event-loop", "model:reactors"];
 const BLOCKING: &str = "model:iterative";
 
-fn conf<'a>(confs: &'a [Value], target: &str, slow: SlowAttack) -> &'a Value {
+fn conf<'a>(confs: &'a [Value], target: &str, slow: SlowKind) -> &'a Value {
     confs
         .iter()
         .find(|c| c["target"] == target && c["slow"] == slow.name())
@@ -52,7 +52,7 @@ fn e6_quick_keeps_event_loop_and_reactors_fast_beside_2000_slow_clients() {
         assert_eq!(r.slow_conns, want, "{r:?}");
     }
     for t in BOUNDED.iter().chain([&BLOCKING]) {
-        for a in SlowAttack::ALL {
+        for a in SlowKind::ALL {
             let n = rows
                 .iter()
                 .filter(|r| r.target == *t && r.slow == a)
@@ -77,14 +77,14 @@ fn e6_quick_keeps_event_loop_and_reactors_fast_beside_2000_slow_clients() {
     let confs = json["configurations"].as_array().unwrap();
     assert_eq!(confs.len(), 3 * 4);
     for t in BOUNDED {
-        let alone = conf(confs, t, SlowAttack::None);
+        let alone = conf(confs, t, SlowKind::None);
         assert_eq!(alone["failed"], 0, "{t} alone");
         assert!(alone["no_slow_p99_ms"].is_null());
         let alone_p99 = alone["p99_ms_mean"].as_f64().unwrap();
         // A host too busy for 10 ms alone: the bound is its own p99 plus
         // 10 ms, so the test measures the slow clients, not the host.
         let bound = P99_BOUND_MS.max(alone_p99 + P99_BOUND_MS);
-        for a in [SlowAttack::Header, SlowAttack::Body, SlowAttack::Read] {
+        for a in [SlowKind::Header, SlowKind::Body, SlowKind::Read] {
             let c = conf(confs, t, a);
             assert_eq!(c["failed"], 0, "{t} {a}: {c}");
             assert!(c["ok_responses"].as_u64().unwrap() > 100, "{t} {a}: {c}");
@@ -96,7 +96,7 @@ fn e6_quick_keeps_event_loop_and_reactors_fast_beside_2000_slow_clients() {
         }
     }
     // The blocking model's cells are there, whatever they met.
-    for a in [SlowAttack::Header, SlowAttack::Body, SlowAttack::Read] {
+    for a in [SlowKind::Header, SlowKind::Body, SlowKind::Read] {
         let c = conf(confs, BLOCKING, a);
         assert!(c["no_slow_p99_ms"].is_number(), "{a}: {c}");
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use loadlab::catalog::slow::SlowAttack;
+use loadlab::catalog::slow::SlowKind;
 use loadlab::results::raw::{self, Machine, RawRow};
 
 pub fn loadlab(args: &[&str]) -> Output {
@@ -70,7 +70,7 @@ fn row(id: u64, c: &Cfg, repeat: u64, warmup: bool, error: &str) -> RawRow {
         requests: 1000,
         duration_s: 0.0,
         keepalive: c.keepalive,
-        slow: SlowAttack::None,
+        slow: SlowKind::None,
         slow_conns: 0,
         repeat,
         warmup,

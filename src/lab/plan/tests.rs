@@ -22,7 +22,7 @@ fn plan() -> SweepPlan {
         cpus: vec![None],
         cpus_asked: false,
         client_cpus: None,
-        slow: vec![SlowAttack::None],
+        slow: vec![SlowKind::None],
         slow_conns: 0,
         repeat: 2,
         warmup_runs: 1,
@@ -196,12 +196,12 @@ fn recorded_runs_are_not_made_again() {
 #[test]
 fn slow_conditions_run_innermost_and_none_holds_no_connections() {
     let mut p = plan();
-    p.slow = vec![SlowAttack::None, SlowAttack::Header];
+    p.slow = vec![SlowKind::None, SlowKind::Header];
     p.slow_conns = 2000;
     p.warmup_runs = 0;
     let s = schedule(&p, &[], Installed::ALL);
     assert_eq!(s.runs(), p.runs());
-    let cells: Vec<(u64, SlowAttack, u64, u64)> = s.instances[0]
+    let cells: Vec<(u64, SlowKind, u64, u64)> = s.instances[0]
         .runs
         .iter()
         .map(|r| {
@@ -213,7 +213,7 @@ fn slow_conditions_run_innermost_and_none_holds_no_connections() {
             )
         })
         .collect();
-    let (none, header) = (SlowAttack::None, SlowAttack::Header);
+    let (none, header) = (SlowKind::None, SlowKind::Header);
     assert_eq!(
         cells,
         [
@@ -228,7 +228,7 @@ fn slow_conditions_run_innermost_and_none_holds_no_connections() {
         ]
     );
     // Round 1 makes each cell and its none cell one after the other.
-    let first: Vec<SlowAttack> = made(&s)
+    let first: Vec<SlowKind> = made(&s)
         .iter()
         .zip(&s.order)
         .filter(|((i, rep, _), _)| *i == 0 && *rep == 1)

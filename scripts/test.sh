@@ -35,6 +35,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 command -v cargo >/dev/null || { echo "test.sh: cargo is missing (install Rust with rustup)" >&2; exit 1; }
 
+# perf's syscall tracepoints (tests/accounting.rs, proc::syscalls) live in
+# tracefs, which a fresh machine may not have mounted.
+if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "test.sh: cannot mount tracefs; syscall counting tests will fail" >&2
+fi
+
 # go's build cache and GOPATH default to HOME, which may be missing or
 # read-only here.
 export GOCACHE="${GOCACHE:-${TMPDIR:-/tmp}/loadlab-test-go/cache}"

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::accept::{self, Accepted, ConnLimit};
 use super::handlers::App;
+use super::linger::{drop_input, Linger};
 use super::session::Session;
 use super::shutdown::{Shutdown, TICK};
 use super::sockopt;
@@ -145,8 +146,7 @@ pub fn serve(
         }
     }
     if s.conn.should_linger() {
-        let _ = stream.shutdown(NetShutdown::Write);
-        drain_before_close(&mut stream);
+        linger(&mut stream);
     }
 }
 
@@ -341,16 +341,18 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// After an error response the client may still be sending; closing with
-/// unread data makes the kernel send RST, which can destroy the response
-/// before the client reads it. Read (briefly, boundedly) what is left.
-fn drain_before_close(stream: &mut TcpStream) {
-    let _ = stream.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-    let mut buf = [0u8; 4096];
-    for _ in 0..16 {
-        match stream.read(&mut buf) {
-            Ok(n) if n > 0 => continue,
-            _ => break,
+/// Closes with the linger every model uses (see `linger`), the reads
+/// waiting at most until the linger's deadline.
+fn linger(stream: &mut TcpStream) {
+    let _ = stream.shutdown(NetShutdown::Write);
+    let mut l = Linger::start(Instant::now());
+    loop {
+        let left = l.deadline().saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        if !drop_input(&mut *stream, &mut l) {
+            return;
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod blocking;
 mod config;
 mod deadlines;
 pub mod handlers;
+pub mod linger;
 mod listen;
 pub mod models;
 pub mod offload;

@@ -25,6 +25,7 @@ use super::loop_ctx::{READS_PER_TURN, SCRATCH};
 use crate::http::{Limits, Phase};
 use crate::server::accept::{self, ConnLimit, ConnSlot};
 use crate::server::handlers::{App, Response};
+use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
 use crate::server::outq::{Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
@@ -45,9 +46,6 @@ const JOBS_MAX: usize = OFFLOAD_THREADS + OFFLOAD_QUEUE;
 /// connection frees its slot without waking anyone (a wake-up per close
 /// would cost every connection for the sake of a rare case).
 const FULL_RETRY: Duration = Duration::from_millis(5);
-/// How long a connection closed with request bytes unread keeps reading
-/// (and dropping) them, so the close does not reset the response away.
-const LINGER: Duration = Duration::from_millis(50);
 /// How often a draining `async-local` runtime looks at its connection count
 /// (as `wait_drained` does for the others).
 const DRAIN_POLL: Duration = Duration::from_millis(10);
@@ -488,31 +486,35 @@ impl Conn {
         let _ = self.write();
     }
 
-    /// Closes the connection. After an error response the client may still
-    /// be sending; closing with unread data makes the kernel send RST,
-    /// which can destroy the response before the client reads it, so what
-    /// arrives for a short while is read and dropped.
+    /// Closes the connection, with the linger every model uses (see
+    /// `linger`) when the client may still be sending.
     async fn close(self) {
         if !self.session.conn.should_linger() {
             return;
         }
         let stream = self.stream;
         let _ = SockRef::from(&stream).shutdown(std::net::Shutdown::Write);
-        let drain = async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if stream.readable().await.is_err() {
-                    return;
-                }
-                match stream.try_read(&mut buf) {
-                    Ok(0) => return,
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(_) => return,
-                }
+        let mut l = Linger::start(Instant::now());
+        loop {
+            let until = tokio::time::Instant::from_std(l.deadline());
+            if !matches!(
+                tokio::time::timeout_at(until, stream.readable()).await,
+                Ok(Ok(()))
+            ) {
+                return;
             }
-        };
-        let _ = tokio::time::timeout(LINGER, drain).await;
+            // A read that finds nothing is said as WouldBlock, so the
+            // runtime forgets the readiness and the next wait is for more.
+            let r = stream.try_io(Interest::READABLE, || {
+                match drop_input(&*SockRef::from(&stream), &mut l) {
+                    true => Err(io::ErrorKind::WouldBlock.into()),
+                    false => Ok(()),
+                }
+            });
+            if !matches!(&r, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+                return;
+            }
+        }
     }
 }
 

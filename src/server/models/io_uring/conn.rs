@@ -11,6 +11,7 @@ use io_uring::{opcode, squeue, types};
 
 use super::ring::BUF_GROUP;
 use super::{user_data, Op};
+use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{self, Wake};
 use crate::server::outq::Front;
 use crate::server::session::Session;
@@ -90,8 +91,8 @@ pub struct Conn {
     /// last operation completes (the kernel may still use its buffers).
     pub closing: bool,
     /// Closing after the response, reading (and dropping) what the peer
-    /// still sends so the close does not reset the response; until then.
-    pub linger_until: Option<Instant>,
+    /// still sends so the close does not reset the response (`linger`).
+    pub linger: Option<Linger>,
     /// Queued for `drive` this round.
     pub touched: bool,
 }
@@ -112,7 +113,7 @@ impl Conn {
             in_pipe: 0,
             socket_full: false,
             closing: false,
-            linger_until: None,
+            linger: None,
             touched: false,
         }
     }
@@ -139,8 +140,11 @@ impl Conn {
             self.recv_armed = false;
         }
         match data {
-            Some(d) if self.linger_until.is_some() || self.closing => {
-                let _ = d; // lingering or closing: dropped
+            Some(d) if self.linger.is_some() || self.closing => {
+                // Dropped; the sweep ends the linger once it is over.
+                if let Some(l) = &mut self.linger {
+                    l.received(d.len(), ctx.now);
+                }
             }
             Some(d) => {
                 if self.held.is_empty() && self.may_take() {
@@ -245,7 +249,7 @@ impl Conn {
     /// receive. Pushes what it needs to `sqes`. False when the connection
     /// is finished and should be closed.
     pub fn drive(&mut self, token: usize, ctx: &Ctx, sqes: &mut Vec<squeue::Entry>) -> bool {
-        if self.closing || self.linger_until.is_some() {
+        if self.closing || self.linger.is_some() {
             self.arm_recv(token, sqes);
             return true;
         }
@@ -389,7 +393,7 @@ impl Conn {
             && self.done.is_none()
             && !self.eof
             && !self.closing
-            && self.linger_until.is_none()
+            && self.linger.is_none()
     }
 
     /// The largest quiet send. Its progress is seen only when all of it is

@@ -20,6 +20,7 @@ use super::conn::{cancel, Conn, EventFd};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
 use crate::server::accept;
+use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
@@ -28,10 +29,6 @@ use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::workers::SetUp;
 use crate::server::{ServerConfig, Shutdown};
 
-/// How long a connection closed with unread input keeps reading (and
-/// dropping) what its peer sends before it is closed outright, so the
-/// close does not reset the response the peer has yet to read.
-const LINGER: Duration = Duration::from_secs(1);
 /// How long a stopping worker waits for its connections' operations to end
 /// after shutting their sockets down, before it frees their buffers.
 const DRAIN_OPS: Duration = Duration::from_secs(2);
@@ -498,7 +495,7 @@ impl<'a> Worker<'a> {
             }
             return;
         }
-        if c.linger_until.is_some() && c.peer_closed() {
+        if c.linger.is_some() && c.peer_closed() {
             self.close(token, now);
             return;
         }
@@ -522,13 +519,13 @@ impl<'a> Worker<'a> {
         }
         // A connection that lingered (its time is up, or its peer closed)
         // is closed outright.
-        let lingered = c.linger_until.take().is_some();
+        let lingered = c.linger.take().is_some();
         if !lingered && !c.peer_closed() && c.session.conn.should_linger() {
             // What it holds is never read now; kept, a full hold would
             // stop the receive that drops the rest (and the linger's end).
             c.drop_held();
             c.start_close(true);
-            c.linger_until = Some(now + LINGER);
+            c.linger = Some(Linger::start(now));
             self.touch(token);
             return;
         }
@@ -550,8 +547,8 @@ impl<'a> Worker<'a> {
             if c.closing {
                 continue;
             }
-            if let Some(until) = c.linger_until {
-                if now >= until {
+            if let Some(l) = c.linger {
+                if l.is_over(now) {
                     dead.push(token); // `close` ends the linger
                 }
                 continue;

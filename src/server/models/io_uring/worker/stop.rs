@@ -30,7 +30,7 @@ impl Worker<'_> {
     /// with their buffers before they are freed.
     pub(super) fn finish(&mut self) -> anyhow::Result<()> {
         for (_, c) in self.conns.iter_mut() {
-            c.linger_until = None;
+            c.linger = None;
             c.start_close(false);
         }
         if self.wake_armed {

@@ -78,7 +78,7 @@ fn a_close_that_starts_to_linger_in_the_touched_list_is_driven_again() {
     w.drive_touched(now, false);
 
     let c = &w.conns[token];
-    assert!(c.linger_until.is_some(), "the close lingers");
+    assert!(c.linger.is_some(), "the close lingers");
     assert!(
         !c.touched,
         "its flag is cleared by a second drive, not left set"

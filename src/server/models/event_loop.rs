@@ -1,20 +1,21 @@
 //! One epoll reactor (mio, edge-triggered): non-blocking sockets, a slab of
 //! connections, accept and read/write until WouldBlock. Handlers' blocking
 //! work goes to the shared `Offload` pool; its responses come back through
-//! the reactor's `Inbox` and wake it with a mio `Waker`. One connection and
-//! driving it: `socket`. The `reactors` model is N of these loops.
+//! the reactor's `Inbox` and wake it with a mio `Waker`. The `reactors` model
+//! is N of these loops.
 
-use std::io;
+use std::io::{self, Read};
 use std::net::TcpListener;
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpListener as MioListener;
+use mio::net::{TcpListener as MioListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use crate::server::accept;
+use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
@@ -22,10 +23,8 @@ use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
 
-mod socket;
-
-use super::loop_ctx::{Done, Env, SCRATCH};
-use socket::{close, drive, ClientSocket, Drive};
+use super::loop_ctx::{self, Done, Env, Wake, READS_PER_TURN, SCRATCH};
+use crate::server::outq::{Wrote, WRITE_BUDGET};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
@@ -285,7 +284,9 @@ impl<'a> Reactor<'a> {
             };
             let ctx = self.env.ctx(now, stopping);
             let d = drive(c, token, &ctx, &mut self.scratch);
-            let registered = d != Drive::Close
+            // One that closes with a linger waits for its peer's input too.
+            let waits = d != Drive::Close || c.session.conn.should_linger();
+            let registered = waits
                 && self
                     .poll
                     .registry()
@@ -296,7 +297,9 @@ impl<'a> Reactor<'a> {
                     )
                     .is_ok();
             if !registered {
-                self.close(token);
+                self.close_now(token);
+            } else if d == Drive::Close {
+                self.close(token, now);
             } else if d == Drive::Again {
                 self.again.push(token);
             }
@@ -309,6 +312,12 @@ impl<'a> Reactor<'a> {
             let Some(c) = self.conns.get_mut(token) else {
                 continue;
             };
+            if let Some(l) = &mut c.linger {
+                if !drop_input(&mut c.stream, l) {
+                    self.close_now(token);
+                }
+                continue;
+            }
             let ctx = self.env.ctx(now, stopping);
             match drive(c, token, &ctx, &mut self.scratch) {
                 Drive::Wait => {
@@ -316,17 +325,37 @@ impl<'a> Reactor<'a> {
                     c.session.observe(now);
                 }
                 Drive::Again => self.again.push(token),
-                Drive::Close => self.close(token),
+                Drive::Close => self.close(token, now),
             }
         }
         ready.clear();
         self.ready = ready;
     }
 
-    /// Closes a connection; its freed slot lets connections waiting in the
-    /// backlog in.
-    fn close(&mut self, token: usize) {
-        close(&mut self.conns, token);
+    /// Closes a connection, first lingering (see `linger`) if its client
+    /// may still be sending: writing is shut down and what has arrived is
+    /// dropped, and the rest as it comes, until the linger is over.
+    fn close(&mut self, token: usize, now: Instant) {
+        let Some(c) = self.conns.get_mut(token) else {
+            return;
+        };
+        if c.linger.is_none() && c.session.conn.should_linger() {
+            let _ = c.stream.shutdown(std::net::Shutdown::Write);
+            let l = c.linger.insert(Linger::start(now));
+            if drop_input(&mut c.stream, l) {
+                return;
+            }
+        }
+        self.close_now(token);
+    }
+
+    /// Closes a connection at once; its freed slot lets connections
+    /// waiting in the backlog in.
+    fn close_now(&mut self, token: usize) {
+        // No deregister: closing the socket removes it from the epoll set
+        // (it is never duplicated), and that saves an epoll_ctl per
+        // connection, which shows when every request has its own.
+        self.conns.try_remove(token);
         self.accept_pending |= self.listener.is_some();
     }
 
@@ -344,8 +373,14 @@ impl<'a> Reactor<'a> {
     /// stopping.
     fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
         let ctx = self.env.ctx(now, stopping);
-        let mut dead = Vec::new();
+        let (mut dead, mut closing) = (Vec::new(), Vec::new());
         for (token, c) in self.conns.iter_mut() {
+            if let Some(l) = c.linger {
+                if l.is_over(now) {
+                    dead.push(token);
+                }
+                continue;
+            }
             let expired = c.session.deadline(now).is_some_and(|d| now >= d);
             let idle = |c: &ClientSocket| {
                 c.session.conn.phase() == crate::http::Phase::Idle && c.session.out.is_empty()
@@ -358,17 +393,20 @@ impl<'a> Reactor<'a> {
                 // Driving first reads a request that arrived since the last
                 // wake-up, so it is answered instead of reset unread.
                 match drive(c, token, &ctx, &mut self.scratch) {
-                    Drive::Close => dead.push(token),
+                    Drive::Close => closing.push(token),
                     // A response still being written (e.g. to a request
                     // just read) keeps the connection until it is out.
-                    _ if expired || (idle_stop && idle(c)) => dead.push(token),
+                    _ if expired || (idle_stop && idle(c)) => closing.push(token),
                     Drive::Again => self.again.push(token),
                     Drive::Wait => {}
                 }
             }
         }
         for token in dead {
-            close(&mut self.conns, token);
+            self.close_now(token);
+        }
+        for token in closing {
+            self.close(token, now);
         }
     }
 
@@ -417,6 +455,7 @@ fn accept_all(
                     readable: true,
                     read_closed: false,
                     gen: *next_gen,
+                    linger: None,
                 }));
                 *next_gen += 1;
             }
@@ -429,4 +468,114 @@ fn accept_all(
         }
     }
     Err(AcceptStop::Batch)
+}
+
+/// The reactor's wake-up when a task's result is in its inbox.
+impl Wake for Waker {
+    fn wake(&self) {
+        // Best effort: a reactor that has gone needs no waking.
+        let _ = Waker::wake(self);
+    }
+}
+
+/// What driving a connection needs besides the connection itself.
+type Ctx<'a> = loop_ctx::Ctx<'a, Waker>;
+
+/// A client's non-blocking socket, the session it carries, and what epoll
+/// last said about it.
+struct ClientSocket {
+    stream: TcpStream,
+    session: Session,
+    /// The socket may hold unread bytes. Cleared when a read comes back
+    /// short (the receive queue was drained), set by a readable event:
+    /// with edge triggering, bytes arriving later raise a new edge, so the
+    /// read that would only return WouldBlock is skipped (one syscall per
+    /// request fewer), and so is the read on a writable-only wake-up.
+    readable: bool,
+    /// The peer's FIN was reported: a short read does not mean drained,
+    /// the EOF is still to be read and no further edge will announce it.
+    read_closed: bool,
+    /// Which connection this is among all that held its slab token.
+    gen: u64,
+    /// Closing with a linger: what arrives is read and dropped until then.
+    linger: Option<Linger>,
+}
+
+/// What driving a connection left it needing.
+#[derive(PartialEq, Eq)]
+enum Drive {
+    /// Waiting for the socket (readable or writable edge).
+    Wait,
+    /// Cut short for fairness; drive again next round.
+    Again,
+    Close,
+}
+
+/// Moves a connection along as far as its socket allows. A connection
+/// between requests reads into the reactor's `scratch` and is served in
+/// its warm buffers, so an idle one holds no buffers. A
+/// connection whose request left a job waits (no read, nothing to write)
+/// until `take_done` brings the response back.
+fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
+    let mut reads = 0;
+    loop {
+        if !c.session.out.is_empty() {
+            match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
+                Ok(Wrote::All) => c.session.on_write(ctx.now),
+                Ok(Wrote::Blocked) => return Drive::Wait,
+                // A fast reader of a large response takes its turn like
+                // everyone else; the socket still takes more, so no edge
+                // will come: revisited next round.
+                Ok(Wrote::Budget) => return Drive::Again,
+                Err(_) => return Drive::Close,
+            }
+            // Output drained: pipelined requests may be waiting.
+            ctx.process(&mut c.session, token, c.gen);
+            if !c.session.out.is_empty() {
+                continue;
+            }
+        }
+        if c.session.is_done() {
+            return Drive::Close;
+        }
+        if ctx.stopping {
+            c.session.close_after_response();
+        }
+        if !c.session.conn.wants_read() || !c.readable {
+            return Drive::Wait;
+        }
+        if reads == READS_PER_TURN {
+            return Drive::Again;
+        }
+        reads += 1;
+        let shared = c.session.conn.is_between_requests();
+        let buf = if shared {
+            &mut *scratch
+        } else {
+            c.session.conn.read_buf()
+        };
+        if buf.is_empty() {
+            return Drive::Wait;
+        }
+        let room = buf.len();
+        match c.stream.read(buf) {
+            Ok(0) => c.session.conn.feed_eof(),
+            Ok(n) => {
+                c.readable = n == room || c.read_closed;
+                if shared {
+                    ctx.serve_lent(&mut c.session, &scratch[..n], token, c.gen);
+                    continue;
+                }
+                c.session.conn.filled(n);
+                c.session.on_read(ctx.now, n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                c.readable = false;
+                return Drive::Wait;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return Drive::Close,
+        }
+        ctx.process(&mut c.session, token, c.gen);
+    }
 }

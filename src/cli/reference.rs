@@ -1,8 +1,10 @@
 //! The flag reference (docs/guide/reference.md), rendered from the clap
-//! definitions themselves so that it cannot say what the parser does not.
+//! definitions themselves so that it cannot say what the parser does not,
+//! and help text that clap's template would otherwise mangle.
 
 use std::fmt::Write;
 
+use clap::builder::{styling::Style, StyledStr};
 use clap::{Arg, ArgAction, Command, CommandFactory};
 
 use super::Cli;
@@ -125,4 +127,13 @@ fn plain(text: &str) -> String {
     } else {
         format!("{joined}.")
     }
+}
+
+/// Help text whose `{n}` placeholders survive: clap's help template turns
+/// a literal `{n}` into a line break, so the letter is styled on its own
+/// (bold, as clap shows what is typed as is) and the braces never touch it
+/// in the text clap scans; the reader still sees `{n}`.
+pub fn placeholders(text: &str) -> StyledStr {
+    let lit = Style::new().bold();
+    text.replace("{n}", &format!("{{{lit}n{lit:#}}}")).into()
 }

@@ -153,8 +153,13 @@ pub struct SweepArgs {
     /// --launcher and docs/guide/distributed.md).
     #[arg(long, value_name = "N")]
     pub shards: Option<u32>,
-    // The help is launcher_help(): a doc comment's `{n}` is lost to clap.
-    #[arg(long, value_name = "COMMAND", requires = "shards", help = launcher_help())]
+    // Not a doc comment: clap's help template would read `{n}` as a line break.
+    #[arg(long, value_name = "COMMAND", requires = "shards", help = super::reference::placeholders(
+        "Start each cell's shards with this command instead: {n} becomes the shard count, \
+         {cmd} the bench command (appended when absent); each task finds its shard in \
+         SLURM_PROCID/SLURM_NTASKS (or JOB_COMPLETION_INDEX/LOADLAB_SHARDS), \
+         e.g. 'srun -n {n} --ntasks-per-node=1'"
+    ))]
     pub launcher: Option<String>,
     /// Results directory (default: loadlab-results/<timestamp>/). Runs
     /// already in its raw.csv are not made again: a rerun resumes.
@@ -168,22 +173,6 @@ pub struct SweepArgs {
     /// such as a skipped target are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-}
-
-/// --launcher's help. clap's help template turns a literal `{n}` into a
-/// line break, so the placeholder's letter is styled on its own (bold, as
-/// clap shows what is typed as is): the braces never touch it in the text
-/// clap scans, and the reader still sees `{n}`.
-fn launcher_help() -> clap::builder::StyledStr {
-    let lit = clap::builder::styling::Style::new().bold();
-    let n = format!("{{{lit}n{lit:#}}}");
-    format!(
-        "Start each cell's shards with this command instead: {n} becomes the shard count, \
-         {{cmd}} the bench command (appended when absent); each task finds its shard in \
-         SLURM_PROCID/SLURM_NTASKS (or JOB_COMPLETION_INDEX/LOADLAB_SHARDS), \
-         e.g. 'srun -n {n} --ntasks-per-node=1'"
-    )
-    .into()
 }
 
 fn parse_slow(s: &str) -> Result<SlowKind, String> {

@@ -22,6 +22,8 @@ mod check;
 mod clients;
 mod compare;
 mod conformance;
+mod doc_examples;
+mod doc_reference;
 mod echo_memory;
 mod file_races;
 mod files;

@@ -519,7 +519,7 @@ mod tests {
             .starts_with(b"PATCH /p?q=1 HTTP/1.0\r\n"));
     }
 
-    /// The two ways a shard takes its part of -n (docs/DISTRIBUTED.md):
+    /// The two ways a shard takes its part of -n (docs/guide/distributed.md):
     /// open loop its slots of the one schedule, ceil((n - i)/N), lowest
     /// indices first; closed loop floor((i+1)n/N) - floor(in/N). Both add
     /// up to -n.

@@ -87,7 +87,7 @@ impl Records {
 }
 
 /// The `--per-request` CSV header: hey's `-o csv` columns, in hey's order
-/// and with hey's names, then loadlab's own (docs/per-request.md).
+/// and with hey's names, then loadlab's own (docs/guide/bench.md).
 pub const PER_REQUEST_HEADER: &str = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset,bytes,schedule-lag";
 
 /// ab's `-g` header, byte for byte.

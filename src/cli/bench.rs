@@ -137,7 +137,7 @@ pub struct BenchArgs {
     /// report: comma-separated METRIC OP NUMBER[UNIT], e.g.
     /// 'failed>0,p99>10ms,rps<5000'. Metrics: failed, non2xx, violations, errors,
     /// success_ratio, rps, p50, p90, p99, p999, max (latencies need a
-    /// unit: us, ms or s). See docs/reading-results.md.
+    /// unit: us, ms or s). See docs/guide/reading-results.md.
     #[arg(long, value_name = "CONDITIONS", value_parser = fail_on::parse)]
     pub fail_on: Vec<Conditions>,
     /// Hold slow connections beside the load for the whole run: `header`
@@ -155,7 +155,7 @@ pub struct BenchArgs {
     #[arg(long, requires = "slow", value_name = "PATH")]
     pub slow_path: Option<String>,
     /// Write every answered request's timings to FILE as CSV, in hey's
-    /// `-o csv` columns plus bytes and schedule lag (docs/per-request.md).
+    /// `-o csv` columns plus bytes and schedule lag (docs/guide/bench.md).
     #[arg(long, value_name = "FILE")]
     pub per_request: Option<PathBuf>,
     /// Write all measured values out as a 'gnuplot' or TSV (Tab separate
@@ -163,7 +163,7 @@ pub struct BenchArgs {
     #[arg(short = 'g', value_name = "gnuplot-file")]
     pub gnuplot: Option<PathBuf>,
     /// Write requests per second over time to FILE as CSV: one row per
-    /// second of the run (docs/per-request.md).
+    /// second of the run (docs/guide/bench.md).
     #[arg(long, value_name = "FILE")]
     pub series_csv: Option<PathBuf>,
     /// Apply shard I of N of this load (0-based): an exact share of -n, -c
@@ -171,7 +171,7 @@ pub struct BenchArgs {
     /// reads SLURM_PROCID/SLURM_NTASKS or JOB_COMPLETION_INDEX/LOADLAB_SHARDS.
     /// Merge the shards' JSON with `loadlab merge`. {shard} and {shards} in
     /// the name of any file written (--out, -e, -g, --per-request,
-    /// --series-csv) become the index and count. See docs/DISTRIBUTED.md.
+    /// --series-csv) become the index and count. See docs/guide/distributed.md.
     #[arg(long, value_name = "I/N|auto")]
     pub shard: Option<String>,
     /// Set up and warm up (--warmup), then start measuring at this time:

@@ -33,7 +33,7 @@ pub struct CheckArgs {
     pub path: String,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Only these checks (ids, comma-separated; see docs/check.md).
+    /// Only these checks (ids, comma-separated; see docs/guide/check.md).
     #[arg(long, value_delimiter = ',', value_name = "ID,...")]
     pub only: Option<Vec<String>>,
     /// Only the framing and connection checks, briefly (what a sweep runs
@@ -87,7 +87,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<()> {
     if let Some(only) = &args.only {
         if let Some(bad) = only.iter().find(|id| !DEFECTS.iter().any(|d| d.id == *id)) {
             return Err(usage(format!(
-                "unknown check '{bad}' in --only (ids are listed in docs/check.md)"
+                "unknown check '{bad}' in --only (ids are listed in docs/guide/check.md)"
             )));
         }
     }

@@ -18,7 +18,7 @@ pub struct EmitArgs {
     /// Indexed Job (JSON) whose --shards pods each run this command as
     /// one shard (--shard auto, a common --start-at) and print its JSON
     /// result, for `kubectl logs` and `loadlab merge`. See
-    /// docs/DISTRIBUTED.md.
+    /// docs/guide/distributed.md.
     #[arg(long, value_enum, value_name = "KIND")]
     pub emit: Option<Emit>,
     /// With --emit k8s-job: how many shards (pods) apply the load.

@@ -237,7 +237,7 @@ fn note(start_at: SystemTime, start_ms: u128, count: u32, files: &[String]) {
         .as_secs();
     eprintln!(
         "loadlab: the Job's {count} shards start measuring at {start_ms} (Unix ms, in {lead} s): \
-         apply it before then; collect the results with kubectl logs (docs/DISTRIBUTED.md)"
+         apply it before then; collect the results with kubectl logs (docs/guide/distributed.md)"
     );
     if !files.is_empty() {
         eprintln!(

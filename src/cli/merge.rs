@@ -22,7 +22,7 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Write the merged requests per second over time to FILE as CSV,
-    /// in bench --series-csv's columns (docs/per-request.md).
+    /// in bench --series-csv's columns (docs/guide/bench.md).
     #[arg(long, value_name = "FILE")]
     pub series_csv: Option<PathBuf>,
     /// Merge runs even if they did not all overlap in time (their

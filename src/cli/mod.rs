@@ -16,6 +16,7 @@ pub mod fail_on;
 mod k8s_job;
 mod merge;
 mod output;
+pub mod reference;
 mod report;
 mod serve;
 mod stress;
@@ -49,7 +50,7 @@ pub enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Merge JSON results of simultaneous bench runs into one.
     Merge(merge::MergeArgs),
-    /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e5).
+    /// Run an experiment: a sweep over targets and load dimensions, or a preset (e1-e6).
     #[command(allow_negative_numbers = true)]
     Sweep(Box<sweep::SweepArgs>),
     /// Re-render a results directory's summaries, charts and index.html from its raw.csv.

@@ -34,7 +34,7 @@ pub const INTERRUPTED_EXIT: i32 = super::exit::INTERRUPTED;
 #[derive(Args, Debug, Default)]
 pub struct SweepArgs {
     /// A reference experiment, e1 to e6: what each asks and how to read it
-    /// is in docs/experiments.md.
+    /// is in docs/guide/experiments.md.
     #[arg(long)]
     pub preset: Option<Preset>,
     /// Smaller counts, for a first look or CI.
@@ -129,7 +129,7 @@ pub struct SweepArgs {
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub max_cell_time: Option<Duration>,
     /// Do not check the targets' framing and connections before the first
-    /// run (the check takes about a second per target; see docs/check.md).
+    /// run (the check takes about a second per target; see docs/guide/check.md).
     #[arg(long)]
     pub no_check: bool,
     /// Do not count the servers' syscalls, context switches and ring
@@ -150,15 +150,16 @@ pub struct SweepArgs {
     pub threads: Option<usize>,
     /// Apply each cell's load as N shards, merged exactly before its row
     /// is written (default: N local `loadlab bench` processes; see
-    /// --launcher and docs/DISTRIBUTED.md).
+    /// --launcher and docs/guide/distributed.md).
     #[arg(long, value_name = "N")]
     pub shards: Option<u32>,
-    /// Start each cell's shards with this command instead: {n} becomes
-    /// the shard count, {cmd} the bench command (appended when absent);
-    /// each task finds its shard in SLURM_PROCID/SLURM_NTASKS (or
-    /// JOB_COMPLETION_INDEX/LOADLAB_SHARDS), e.g. 'srun -n {n}
-    /// --ntasks-per-node=1'.
-    #[arg(long, value_name = "COMMAND", requires = "shards")]
+    // Not a doc comment: clap's help template would read `{n}` as a line break.
+    #[arg(long, value_name = "COMMAND", requires = "shards", help = super::reference::placeholders(
+        "Start each cell's shards with this command instead: {n} becomes the shard count, \
+         {cmd} the bench command (appended when absent); each task finds its shard in \
+         SLURM_PROCID/SLURM_NTASKS (or JOB_COMPLETION_INDEX/LOADLAB_SHARDS), \
+         e.g. 'srun -n {n} --ntasks-per-node=1'"
+    ))]
     pub launcher: Option<String>,
     /// Results directory (default: loadlab-results/<timestamp>/). Runs
     /// already in its raw.csv are not made again: a rerun resumes.

@@ -6,7 +6,7 @@ use super::table::esc;
 use crate::results::diagnosis::{CheckLine, Diagnosis};
 
 const INTRO: &str = "Each target's framing and connections were checked before its first run \
-(`loadlab check --quick`; docs/check.md says what each check means). \
+(`loadlab check --quick`; docs/guide/check.md says what each check means). \
 A defect found here may explain its numbers below.";
 
 /// The fix to show beside a check: none for a skipped one, which found

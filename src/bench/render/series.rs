@@ -1,5 +1,5 @@
 //! Requests over time as CSV (`--series-csv`): one row per second of the
-//! run, from the per-second counts in the result (docs/per-request.md).
+//! run, from the per-second counts in the result (docs/guide/bench.md).
 
 use std::fmt::Write as _;
 

@@ -88,12 +88,11 @@ pub struct ServerConn {
     /// How far the search through the request head at `start` has got.
     scan: HeadScan,
     /// The last head's buffers, handed back by `recycle`: a keep-alive
-    /// request then allocates nothing for its head (two mallocs and two
-    /// frees were ~4 % of a request's user-space instructions).
+    /// request then allocates nothing for its head.
     spare: HeadBuffers,
     state: State,
-    /// Shared by every connection of a server: a copy in each was 128 of
-    /// its ~830 bytes in io-uring, at E3's 10,000 connections 1.2 MiB.
+    /// Shared by every connection of a server: a copy in each would be a
+    /// sizeable part of a small connection's memory.
     limits: Arc<Limits>,
     max_body: u64,
     body_read: u64,
@@ -194,7 +193,7 @@ impl ServerConn {
         self.compact();
         // A body that is consumed as fast as it arrives never fills the
         // buffer, so it would be read 4 KiB at a time; grow while more body
-        // is due than the buffer holds (uploads: ~8x fewer reads).
+        // is due than the buffer holds, so an upload takes fewer reads.
         let streaming = self.end == 0
             && self.buf.len() < MAX_READ_BUFFER
             && match &self.state {
@@ -432,8 +431,7 @@ impl ServerConn {
     /// Takes back a head the caller is done with, so that the next one
     /// reuses its buffers.
     /// Only a keep-alive head's: a connection that closes after its answer
-    /// would hold them for nothing, which at E3's 10,000 connections was
-    /// 2.7 MiB of peak RSS.
+    /// would hold them for nothing.
     pub fn recycle(&mut self, head: RequestHead) {
         if head.keep_alive && head.wire_len() <= MAX_SPARE_HEAD as u64 {
             self.spare = head.into_buffers();

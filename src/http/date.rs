@@ -3,9 +3,8 @@
 use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// The formatted date of one second. Formatting a date per response is
-/// measurable at 100k req/s, so the text is kept and refreshed only when
-/// the second changes.
+/// The formatted date of one second, kept and refreshed only when the
+/// second changes, so a busy server formats once a second, not per response.
 #[derive(Debug)]
 pub struct DateCache {
     secs: u64,
@@ -42,8 +41,7 @@ impl DateCache {
 
     /// The same for a time given in whole seconds since the epoch: the
     /// per-response path compares those and builds a `SystemTime` only
-    /// when the second changed (its arithmetic was a quarter of the
-    /// ~150 instructions a Date took).
+    /// when the second changed.
     fn at_secs(&mut self, secs: u64) -> &[u8] {
         if self.secs != secs {
             let s = httpdate::fmt_http_date(UNIX_EPOCH + std::time::Duration::from_secs(secs));

@@ -66,10 +66,9 @@ impl HeadScan {
 /// `scan` carries what earlier calls on a shorter `data` found; a new head
 /// starts with `HeadScan::default()`. The head is built in `spare`'s
 /// buffers (taken only when the head is complete).
-// Inlined (as is `parse_whole`) into the connection's one caller: left
-// out of line, the head was returned through one more frame, and which
-// one the compiler chose changed with unrelated edits (±60 instructions
-// per request in callgrind).
+// Inlined (as is `parse_whole`) into the connection's one caller: out of
+// line, the head is returned through one more frame, and which function
+// the compiler inlines where shifts with unrelated edits.
 #[inline]
 pub(crate) fn parse_request(
     data: &[u8],
@@ -144,12 +143,12 @@ pub(crate) fn parse_request(
 /// when that pass finds a complete head within the limits that starts with
 /// its request line; anything else (a partial or malformed head, a later
 /// minor version, leading blank lines, a head too large) is left to the
-/// step-by-step path, which gives every error in its order. Why it is worth
-/// a second path: the searches and checks before the parse were about a
-/// third of the server's user-space instructions per keep-alive request
-/// (callgrind, `scripts/perf/instructions.sh`). The fuzz and state-machine
-/// tests hold both paths to the same answers: a head fed whole takes this
-/// one, the same head fed byte by byte the other.
+/// step-by-step path, which gives every error in its order. Why a second
+/// path: the searches and checks before the parse are a large part of a
+/// keep-alive request's work, and a head that arrived whole needs none of
+/// them. The fuzz and state-machine tests hold both paths to the same
+/// answers: a head fed whole takes this one, the same head fed byte by byte
+/// the other.
 #[inline]
 fn parse_whole(
     data: &[u8],
@@ -383,8 +382,7 @@ fn build_request(
 ///
 /// Eight bytes at a time: the case bit of every byte set with one OR of a
 /// word is the same as byte by byte, and the names compared here are 4 to
-/// 17 bytes long, so a word or two each (the byte loop was the largest
-/// part of building a head, ~80 of its ~890 instructions per request).
+/// 17 bytes long, so a word or two each.
 fn is_lower(field: &[u8], lower: &[u8]) -> bool {
     debug_assert!(lower
         .iter()
@@ -436,9 +434,8 @@ fn valid_host(v: &[u8]) -> bool {
     let Some(rest) = v.strip_prefix(b"[") else {
         // A name, then digits after its colon: a colon is not a name byte,
         // so the first one ends the name. Found by a word search; each
-        // part is then checked without a branch per byte (a loop with a
-        // state for the port was about eight instructions a byte, and an
-        // early exit per byte about six, on every request).
+        // part is then checked without a branch per byte, as every request
+        // has a Host.
         let (name, port) = match find_any(v, [b':']) {
             Some(i) => (&v[..i], &v[i + 1..]),
             None => (v, &[][..]),

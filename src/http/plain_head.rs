@@ -1,9 +1,7 @@
 //! The plain request head (what load generators, browsers and curl send)
 //! parsed in one pass without httparse; anything else is left to it.
 //!
-//! Why a second parser: httparse was about a quarter of the server's
-//! user-space instructions per keep-alive request (1,227 of 4,536 in
-//! callgrind, `scripts/perf/instructions.sh`), most of it general machinery
+//! Why a second parser: much of httparse's work is general machinery
 //! (uninitialised header slots, SIMD dispatch, a UTF-8 check of the target)
 //! that a head of plain ASCII does not need. This one accepts only a strict
 //! subset of what httparse accepts, and where it accepts it finds the same
@@ -61,12 +59,9 @@ const TOKEN: [bool; 256] = {
     t
 };
 
-/// How many bytes from `data[from]` on are tchars. (Eight at a time, as
-/// `ascii_run` does, took as many instructions: methods and names are
-/// short, and a word test for letters, digits and `-` is about 25. An
-/// iterator rather than an index loop: no bounds check per byte, ~5
-/// instructions a byte instead of ~8, 38 fewer a request with loadlab
-/// bench's four fields.)
+/// How many bytes from `data[from]` on are tchars. Byte by byte, as methods
+/// and names are too short for a word test to pay; an iterator, so no bounds
+/// check per byte.
 #[inline]
 fn token_run(data: &[u8], from: usize) -> usize {
     let rest = data.get(from..).unwrap_or_default();
@@ -77,12 +72,12 @@ fn token_run(data: &[u8], from: usize) -> usize {
 
 /// How many bytes from `data[from]` on lie in `lowest..=b'~'`.
 ///
-/// Eight bytes at a time, as targets and values are most of a head (the
-/// byte loop cost about six instructions a byte). In each word a byte below
-/// `lowest` sets its high bit in `x - lowest` (while `!x` keeps it), and a
-/// byte of 0x7F or more sets it in `x + 1` or in `x`. A borrow or carry
-/// only flows from such a byte to the bytes after it, so the first flagged
-/// byte (the lowest, read little-endian) is the first one out of range.
+/// Eight bytes at a time, as targets and values are most of a head. In each
+/// word a byte below `lowest` sets its high bit in `x - lowest` (while `!x`
+/// keeps it), and a byte of 0x7F or more sets it in `x + 1` or in `x`. A
+/// borrow or carry only flows from such a byte to the bytes after it, so the
+/// first flagged byte (the lowest, read little-endian) is the first one out
+/// of range.
 #[inline]
 fn ascii_run(data: &[u8], from: usize, lowest: u8) -> usize {
     let mut i = from;
@@ -105,8 +100,8 @@ fn ascii_run(data: &[u8], from: usize, lowest: u8) -> usize {
 /// The request line and fields of a complete plain head at the start of
 /// `data`, with the head's length; the fields are appended to `fields`
 /// (left empty on None). None: not a plain head, or not all of it yet.
-// Out of line: inlined into `ServerConn::next_event` it cost ~170 more
-// instructions per request in callgrind (its loops lost their registers).
+// Out of line: inlined into `ServerConn::next_event`, its loops lose their
+// registers.
 #[inline(never)]
 pub(crate) fn parse(data: &[u8], fields: &mut Vec<FieldRanges>) -> Option<(Line, usize)> {
     debug_assert!(fields.is_empty());

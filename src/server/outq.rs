@@ -26,11 +26,9 @@ const POOL_BYTES_MAX: usize = 1024 * 1024;
 thread_local! {
     /// Drained buffers of this thread's connections and their total
     /// capacity, most recently drained last. The next response is encoded
-    /// into the buffer the last one left, still in the CPU's cache. A
-    /// buffer kept per connection instead meant that at c = 1000, when
-    /// each wake-up serves one request, every response was written into
-    /// memory the cache had long dropped: memmove was the largest user-
-    /// space cost over the floor responder in perf (~0.2 µs a request).
+    /// into the buffer the last one left, still in the CPU's cache; with
+    /// many connections, each served one request per wake-up, a buffer kept
+    /// per connection is memory the cache has long dropped.
     static POOL: RefCell<(Vec<Vec<u8>>, usize)> = const { RefCell::new((Vec::new(), 0)) };
 }
 
@@ -62,8 +60,7 @@ fn recycle_buf(mut b: Vec<u8>) {
 }
 /// Files at least this large go out corked (TCP_CORK) with their head, so
 /// the kernel sends full-sized segments instead of pushing each piece
-/// (TCP_NODELAY is on): nginx's `tcp_nopush`. Measured on loopback, 100 MB
-/// with curl: nginx took 50 ms corked and ~85 ms without, as loadlab did.
+/// (TCP_NODELAY is on): nginx's `tcp_nopush`.
 const CORK_MIN: u64 = 64 * 1024;
 /// Most bytes one sendfile call may move (nginx's `sendfile_max_chunk`).
 /// On a blocking socket the kernel keeps going for as long as the peer
@@ -74,10 +71,8 @@ const SENDFILE_CHUNK: u64 = 2 * 1024 * 1024;
 /// Most bytes one connection writes in one turn of an event loop or task
 /// before the others on its thread get theirs: a fast reader of a large
 /// file would otherwise keep the thread writing (sendfile until WouldBlock)
-/// for the whole transfer. A turn's end costs one epoll_wait or task
-/// switch per 512 KiB: curl downloads (100 MB and 1 GiB files, 1 worker,
-/// paired rounds against no budget) showed no loss within the host's
-/// noise (median ratios 0.88-1.41 with a shared, loaded host).
+/// for the whole transfer. One epoll_wait or task switch per turn is small
+/// beside what a turn writes.
 pub const WRITE_BUDGET: u64 = 512 * 1024;
 
 /// What a turn of `OutQueue::write_to` left.
@@ -196,8 +191,8 @@ impl OutQueue {
     /// A response's head, encoded by `f` into room for `head_max` bytes,
     /// and its body `b`. A body small enough to be copied beside the head
     /// goes in the same reservation: a new connection's buffer starts
-    /// empty, and growing it for the head and again for the body cost
-    /// about 900 instructions of malloc, realloc and copy per connection.
+    /// empty, and growing it for the head and again for the body would
+    /// cost a malloc, a realloc and a copy per connection.
     pub fn push_head_and_bytes<R>(
         &mut self,
         head_max: usize,

@@ -1,11 +1,9 @@
 //! Asking the CPU for a connection's state all at once, before it is used.
 //!
-//! Why: at c = 1000 a connection's state is out of the cache by the time
-//! its next event comes, and driving it touches a dozen of its cache lines
-//! one after another, each a wait for memory (perf put most of the event
-//! loop's own samples on the first touch of a line). Asked for together,
-//! the lines arrive in about the time of one. Measured with
-//! scripts/perf/pair.sh: about 1 % of the models' CPU per request.
+//! Why: with many connections a connection's state is out of the cache by
+//! the time its next event comes, and driving it touches a dozen of its
+//! cache lines one after another, each a wait for memory. Asked for
+//! together, the lines arrive in about the time of one.
 
 /// Starts loading every cache line of `x` into the cache, without waiting.
 #[inline]

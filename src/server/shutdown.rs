@@ -43,10 +43,7 @@ pub fn sweep_due(next: &mut Instant, now: Instant, stop_started: Option<Instant>
 /// that waits in epoll. Waiting without a timeout and waking on this
 /// instead spares the kernel arming and cancelling a timer at every wait,
 /// which is once a request when requests come one at a time. The epoll
-/// floor waits without a timeout too. At c = 1000 and 60,000 requests/s
-/// the event loop used 0.95 x the CPU per request it did with a timed wait
-/// (median of 10 paired rounds; the interval, 0.84-1.04, does not rule out
-/// no change: docs/results/timer-2026-11-27.md).
+/// floor waits without a timeout too.
 pub struct TickTimer(TimerFd);
 
 impl TickTimer {

@@ -30,8 +30,8 @@ fn a_keep_alive_head_reuses_the_last_heads_buffers() {
     );
 }
 
-/// Regression (E3's peak RSS grew 10.0 -> 12.7 MiB at c = 10,000): a
-/// head that closes its connection kept its buffers until the close.
+/// Regression (peak RSS grew with many connections): a head that closes
+/// its connection kept its buffers until the close.
 #[test]
 fn a_closing_head_leaves_no_spare_buffers() {
     let mut c = ServerConn::new(Limits::default());

@@ -4,9 +4,8 @@
 //!
 //! Why: with many connections each one's own receive buffer and head
 //! buffers are out of the cache by the time its next request comes, and
-//! the stores that fill them wait for memory (at c = 1000, most of the
-//! samples in `next_event` fell on the first store after the head was
-//! built). One set per worker, lent to each connection in turn, is warm.
+//! the stores that fill them wait for memory. One set per worker, lent to
+//! each connection in turn, is warm.
 
 use crate::http::request::HeadBuffers;
 

@@ -67,10 +67,9 @@ impl StaticRoot {
                     e.content = Some(Bytes::from_static(content));
                     // Static like the content, so that a response's copy of
                     // its header lines is not counted (an atomic increment
-                    // and decrement per request, about 1 % of the event
-                    // loop's CPU in `perf`). Leaked once for each of the
-                    // three embedded files of a process that serves them
-                    // until it exits.
+                    // and decrement per request). Leaked once for each of
+                    // the three embedded files of a process that serves
+                    // them until it exits.
                     e.headers = Bytes::from_static(e.headers.to_vec().leak());
                     (*name, e)
                 })
@@ -101,8 +100,7 @@ impl StaticRoot {
         if let StaticRoot::Embedded(files) = self {
             // A path that is `/` and an embedded file's name is that
             // file's key as it stands (the names hold no `%`, `/` or dot
-            // segment), so the decode is skipped for it: ~90 of a
-            // keep-alive request's ~4,000 instructions.
+            // segment), so the decode is skipped for it.
             let exact = raw_path.strip_prefix('/').filter(|n| !n.is_empty());
             if let Some(e) = exact.and_then(|n| find_embedded(files, n)) {
                 return respond(head, e);

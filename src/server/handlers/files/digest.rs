@@ -1,8 +1,8 @@
 //! SHA-256 of an upload, computed beside the transfer: small uploads are
 //! hashed on the receiving thread; once an upload is large enough, its
 //! blocks go to a hashing thread of its own, so that receiving and writing
-//! one block overlaps with hashing the one before. At 1 GB/s, hashing
-//! alone takes most of a core (profile in docs/PERFORMANCE.md, row 5).
+//! one block overlaps with hashing the one before: at upload speed, hashing
+//! alone takes most of a core.
 //!
 //! Memory stays bounded: at most `BLOCKS_IN_FLIGHT` blocks circulate
 //! between the two threads, and a full queue makes the receiver wait for

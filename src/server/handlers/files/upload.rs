@@ -44,16 +44,15 @@ const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
 /// few KiB; they are gathered into blocks of this size, since a write
 /// syscall per small chunk costs more than the copy into a block. The
 /// block also outlives the read buffer, so it can be hashed while the next
-/// one is received. 1 MiB beat 128 and 512 KiB for a 100 MB upload here
-/// (about 790 against 760 MB/s to tmpfs); with `digest`'s four blocks in
-/// flight a 1 GiB upload raised peak RSS by 3.6-5.5 MiB.
+/// one is received. Large enough that writes are few, small enough that
+/// `digest`'s four blocks in flight hold little memory.
 const BLOCK: usize = 1024 * 1024;
 /// On a model whose thread may block (see `App::may_block`) and with no
 /// digest asked, a body chunk at least this large is written to the file
 /// straight from the connection's read buffer instead of being copied into
-/// a block first: that copy was 11 % of the server's CPU in a 100 MB
-/// upload to tmpfs (perf), and a write of this size costs no more than
-/// the floor receiver's. Smaller chunks are still gathered.
+/// a block first: that copy is a large part of an upload's CPU, and a
+/// write of this size costs no more than the floor receiver's. Smaller
+/// chunks are still gathered.
 const DIRECT_MIN: usize = 64 * 1024;
 /// Temporary files made before giving up when a starting server's cleanup
 /// keeps taking them (each loss needs a race within microseconds).
@@ -286,7 +285,7 @@ impl BodySink for Upload {
     /// Gathers the body into blocks. A full block is written (and hashed)
     /// by a step, which the session runs before it decodes more: an event
     /// loop gives it to another thread, since a write may wait for the
-    /// disk (written on the loop, a 500 MB PUT held it up to 0.5 s here).
+    /// disk and would hold up every connection on the loop.
     fn data(&mut self, mut chunk: &[u8]) -> Result<(), Response> {
         self.open()?;
         self.size += chunk.len() as u64;

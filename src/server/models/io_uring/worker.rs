@@ -4,27 +4,27 @@
 //! deadlines and shutdown are seen), and drives each connection where its
 //! completion is handled; what else touched a connection (an accept, a
 //! finished task, a deadline, shutdown) drives it after the completions.
+//! At shutdown it stops accepting, lets connections between requests learn
+//! of it, and once they are gone (or the grace is over) waits, boundedly,
+//! for the kernel to finish with their buffers before freeing them. What
+//! each completion means is in `completions`.
 
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc::{channel, Receiver};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use io_uring::types::Timespec;
-use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use io_uring::{opcode, squeue, types, IoUring};
 use slab::Slab;
 
 use super::conn::{cancel, Conn, EventFd};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
-use crate::server::accept;
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
-use crate::server::prefetch::prefetch;
-use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TICK};
 use crate::server::workers::SetUp;
 use crate::server::{ServerConfig, Shutdown};
@@ -78,9 +78,8 @@ struct Worker<'a> {
     /// The eventfd read completed this round: finished tasks are waiting.
     woken: bool,
     /// The TICK timeout op is in the ring. A timeout op rather than a
-    /// timeout on each wait: that one arms and cancels a kernel timer at
-    /// every io_uring_enter, ~0.2 µs a round when each round is one
-    /// request (perf, open loop at c = 1000).
+    /// timeout on each wait, which arms and cancels a kernel timer at
+    /// every io_uring_enter.
     tick_armed: bool,
     /// Read by the kernel when the timeout op is submitted; boxed so it
     /// stays where the entry points until then.
@@ -154,8 +153,7 @@ impl<'a> Worker<'a> {
             self.sqes.push(e);
         }
         self.arm_wake();
-        // One clock read a round (~40 ns each here, and a round is one
-        // request at low load): the round's start is when its wait ended.
+        // One clock read a round: the round's start is when its wait ended.
         let mut now = Instant::now();
         loop {
             let stopping = self.shutdown.is_set();
@@ -203,9 +201,8 @@ impl<'a> Worker<'a> {
     /// room completes inside the io_uring_enter that submits it, so waiting
     /// for one completion would return at once with it, and the round
     /// after would enter again to wait for the next request: two syscalls
-    /// and two rounds a request where one does (c = 50: 1.99 io_uring_enter
-    /// a request before, 1.00 after). A quiet send's completion needs
-    /// nothing prompt, so the round waits for the next event as well.
+    /// and two rounds a request where one does. A quiet send's completion
+    /// needs nothing prompt, so the round waits for the next event as well.
     ///
     /// Checked again here, not only when the send was queued: a later
     /// completion of the same round may have brought its connection input
@@ -299,124 +296,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Takes this round's completions and hands each to its owner.
-    fn reap(&mut self, now: Instant, stopping: bool) {
-        self.cqes.extend(
-            self.ring
-                .completion()
-                .map(|c| (c.user_data(), c.result(), c.flags())),
-        );
-        let mut cqes = std::mem::take(&mut self.cqes);
-        // Every connection of the round asked for at once (see `prefetch`).
-        for &(ud, _, _) in &cqes {
-            if let Some(c) = decode(ud).and_then(|(_, token, _)| self.conns.get(token)) {
-                prefetch(c);
-            }
-        }
-        for &(ud, res, flags) in &cqes {
-            let Some((op, token, gen)) = decode(ud) else {
-                continue;
-            };
-            match op {
-                Op::Accept => self.on_accept(res, flags, now),
-                Op::Recv => self.on_recv(token, gen, res, flags, now, stopping),
-                Op::Send | Op::SendQuiet | Op::SpliceIn | Op::SpliceOut | Op::Writable => {
-                    if let Some(c) = self.conn(token, gen) {
-                        if c.on_sent(op, res, now) {
-                            self.drive_one(token, now, stopping, false);
-                        } else {
-                            self.close(token, now);
-                            self.touch(token);
-                        }
-                    }
-                }
-                Op::Tick => self.on_tick(res, flags, now),
-                Op::Wake => {
-                    self.woken = true;
-                    self.wake_armed = false;
-                    if res != -libc::ECANCELED && self.stop_started.is_none() {
-                        self.arm_wake();
-                    }
-                }
-                Op::Stop | Op::Cancel => {}
-            }
-        }
-        self.bufs.publish();
-        cqes.clear();
-        self.cqes = cqes;
-    }
-
-    /// The TICK timeout fired. A multishot tick is re-armed by the kernel
-    /// as it posts this, before the round's clock is read, so it would fire
-    /// again just short of the next sweep being due and that round would
-    /// skip it: each fire makes the sweep due instead (as the epoll
-    /// models arm their timer after the sweep). A tick that ends with an
-    /// error rather than expiring (a kernel that refuses multishot ones)
-    /// turns quiet sends off, so the next is single-shot rather than
-    /// refused again at every round.
-    fn on_tick(&mut self, res: i32, flags: u32, now: Instant) {
-        self.tick_armed = cqueue::more(flags);
-        self.next_sweep = self.next_sweep.min(now);
-        if !self.tick_armed && res != -libc::ETIME && self.features.quiet_sends {
-            eprintln!("loadlab: io-uring: the ring's tick ended ({res}); quiet sends off");
-            self.features.quiet_sends = false;
-        }
-    }
-
-    fn on_accept(&mut self, res: i32, flags: u32, now: Instant) {
-        if !cqueue::more(flags) {
-            self.accepting = Accepting::Off;
-        }
-        if res >= 0 {
-            // SAFETY: a successful accept's result is a new descriptor
-            // that nothing else owns.
-            let sock = unsafe { TcpStream::from_raw_fd(res) };
-            let gen = self.next_gen;
-            self.next_gen = (self.next_gen + 1) & ((1 << super::GEN_BITS) - 1);
-            let session = Session::accepted_at(Arc::clone(&self.env.cfg.limits), now);
-            let token = self.conns.insert(Conn::new(sock, session, gen));
-            self.touch(token);
-            return;
-        }
-        let e = io::Error::from_raw_os_error(-res);
-        if res == -libc::ECANCELED {
-            return;
-        }
-        let pause = accept::after_error(&e);
-        if let Some(pause) = pause.filter(|_| !cqueue::more(flags)) {
-            self.accept_paused_until = Some(now + pause);
-        }
-    }
-
-    fn on_recv(
-        &mut self,
-        token: usize,
-        gen: u32,
-        res: i32,
-        flags: u32,
-        now: Instant,
-        stopping: bool,
-    ) {
-        let bid = cqueue::buffer_select(flags);
-        let ctx = self.env.ctx(now, stopping);
-        let more = cqueue::more(flags);
-        let mut live = false;
-        if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
-            let data = match bid {
-                Some(bid) if res > 0 => Some(self.bufs.get(bid, res as usize)),
-                _ => None,
-            };
-            c.on_recv(data, res, more, &ctx, token);
-            live = true;
-        }
-        if let Some(bid) = bid {
-            self.bufs.give(bid);
-        }
-        if live {
-            self.drive_one(token, now, stopping, false);
-        }
-    }
-
     /// The connection at `token` if it is still the one of generation `gen`.
     fn conn(&mut self, token: usize, gen: u32) -> Option<&mut Conn> {
         self.conns.get_mut(token).filter(|c| c.gen == gen)
@@ -427,22 +306,6 @@ impl<'a> Worker<'a> {
             if !c.touched {
                 c.touched = true;
                 self.touched.push(token);
-            }
-        }
-    }
-
-    /// Hands finished tasks' results to their connections. A result whose
-    /// connection has closed (its token free or reused) is dropped.
-    fn take_done(&mut self) {
-        while let Ok((token, gen, result)) = self.done.try_recv() {
-            // Generations are GEN_BITS wide here: any other is no
-            // connection's.
-            let Ok(gen) = u32::try_from(gen) else {
-                continue;
-            };
-            if let Some(c) = self.conn(token, gen).filter(|c| !c.closing) {
-                c.on_done(result);
-                self.touch(token);
             }
         }
     }
@@ -473,8 +336,7 @@ impl<'a> Worker<'a> {
     /// Drives the connection at `token`, if there is one: taken off the
     /// touched list (`listed`), or where its completion is handled, as the
     /// floor does, rather than queued for `drive_touched` (one pass over
-    /// the connection a completion instead of two: 0.99 x the server CPU a
-    /// request at c = 1000, 8 paired rounds). One already on the list is
+    /// the connection a completion instead of two). One already on the list is
     /// left to its turn there. A connection with two completions in a
     /// round is driven once for each, which is safe: a send or receive is
     /// marked in flight as it is queued. One slab lookup for the check and
@@ -573,6 +435,54 @@ impl<'a> Worker<'a> {
         }
         self.drive_touched(now, stopping);
     }
+
+    /// Shutdown: stops accepting the first time, then says whether the
+    /// worker is done (no connections left, or the grace period is over).
+    fn stopped(&mut self, now: Instant) -> bool {
+        if self.stop_started.is_none() {
+            self.stop_started = Some(now);
+            self.listener = None;
+            self.arm_accept(now);
+            // Connections between requests learn of it now, not at their
+            // next request: their next response closes.
+            let tokens: Vec<usize> = self.conns.iter().map(|(t, _)| t).collect();
+            for t in tokens {
+                self.touch(t);
+            }
+        }
+        let deadline = self.stop_started.map(|t| t + self.env.cfg.shutdown_grace);
+        self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
+    }
+
+    /// Ends every connection and waits (boundedly) for the kernel to finish
+    /// with their buffers before they are freed.
+    fn finish(&mut self) -> anyhow::Result<()> {
+        for (_, c) in self.conns.iter_mut() {
+            c.linger = None;
+            c.start_close(false);
+        }
+        if self.wake_armed {
+            self.sqes.push(cancel(user_data(Op::Wake, 0, 0)));
+        }
+        let until = Instant::now() + DRAIN_OPS;
+        loop {
+            self.conns.retain(|_, c| c.in_flight());
+            if self.conns.is_empty() && !self.wake_armed {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                // The kernel may still own buffers of operations that did
+                // not end: leaked, they cannot be written after being freed.
+                std::mem::forget(std::mem::take(&mut self.conns));
+                std::mem::forget(std::mem::replace(&mut self.wake_buf, Box::new(0)));
+                self.bufs.leak();
+                return Ok(());
+            }
+            self.wait()?;
+            self.reap(Instant::now(), true);
+            self.touched.clear();
+        }
+    }
 }
 
 /// Submit errors that mean "reap completions, then try again".
@@ -583,6 +493,6 @@ fn submit_can_retry(e: &io::Error) -> bool {
     )
 }
 
-mod stop;
+mod completions;
 #[cfg(test)]
 mod tests;

@@ -5,9 +5,12 @@
 
 use super::*;
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::os::fd::AsFd;
+use std::sync::Arc;
 
 use crate::server::outq::Front;
+use crate::server::session::Session;
 use crate::server::{App, Model};
 
 /// A body over the echo's limit (1 MiB below): the 413 comes at once and

@@ -155,7 +155,9 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
         "{md}"
     );
     // The Why section: each target with its model's account, and thread-
-    // per-conn without keep-alive against the cheapest, the event loop.
+    // per-conn without keep-alive against the cheapest other target (at
+    // c = 4 without keep-alive the two cheapest cost within a run's noise
+    // of each other, so which one is not asserted).
     let why = &md[md.find("## Why").expect("a Why section")..];
     let tpc = &why[why.find("### model:thread-per-conn").unwrap()..];
     assert!(tpc.contains("The main thread accepts connections"), "{why}");
@@ -165,7 +167,8 @@ fn each_model_s_syscalls_per_request_are_what_it_is_known_to_make() {
         .unwrap_or_else(|| panic!("{why}"));
     assert!(
         off.contains("µs of server CPU per request")
-            && off.contains(" x model:event-loop's ")
+            && off.contains(" x model:")
+            && !off.contains(" x model:thread-per-conn's ")
             && off.contains("clone+exit 2.")
             && off.contains("context switches against"),
         "{off}"

@@ -12,6 +12,8 @@
 #          floor@BINARY and floor-uring@BINARY for another floor build)
 #   RATE   requests/s offered in all, half to each server (default 60000);
 #          C connections to each (default 1000)
+#   KEEPALIVE  on (default) or off: off opens a connection per request
+#          (use a lower RATE, e.g. 10000, and C=50)
 #   PAIR_BIN  a directory laid out as target/release whose binaries are
 #          measured unbuilt (default: build, then target/release)
 #
@@ -35,6 +37,8 @@ SECS=${2:-4}
 PAIRS=${PAIRS:-floor:event-loop floor:reactors floor-uring:io-uring}
 RATE=${RATE:-60000}
 C=${C:-1000}
+KEEPALIVE=${KEEPALIVE:-on}
+case $KEEPALIVE in on) KA=-k ;; off) KA= ;; *) echo "KEEPALIVE must be on or off (got '$KEEPALIVE')" >&2; exit 2 ;; esac
 for v in ROUNDS SECS RATE C; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "$v must be a positive number (got '${!v}')" >&2; exit 2; }
 done
@@ -110,7 +114,7 @@ serve() {
 }
 # load PORT SECS CSV: this server's half of the offered rate.
 load() {
-  taskset -c 1 "$BIN/loadlab" bench -q -k --rate $((RATE / 2)) -c "$C" -t "$2" --threads 1 \
+  taskset -c 1 "$BIN/loadlab" bench -q $KA --rate $((RATE / 2)) -c "$C" -t "$2" --threads 1 \
     --format csv "http://127.0.0.1:$1/500B.html" >"$3" 2>&1 || true
 }
 # Requests answered, failed or not 2xx, and the rate achieved, by the CSV's

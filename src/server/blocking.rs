@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::accept::{self, Accepted, ConnLimit};
 use super::handlers::App;
 use super::linger::{drop_input, Linger};
-use super::session::Session;
+use super::session::{Next, Session};
 use super::shutdown::{Shutdown, TICK};
 use super::sockopt;
 use super::ServerConfig;
@@ -94,14 +94,15 @@ pub fn serve(
         if read_once && expired_now(&mut s, &stream) {
             s.on_timeout();
         }
-        if !flush(&mut stream, &mut s, shutdown, &mut stop) || s.is_done() {
+        if !flush(&mut stream, &mut s, shutdown, &mut stop) {
             break;
         }
-        if stop.expired(shutdown) {
+        // All output is out: `next` says close, wait or read.
+        let next = s.next(shutdown.is_set());
+        if next == Next::Close || stop.expired(shutdown) {
             break;
         }
         if shutdown.is_set() {
-            s.close_after_response();
             // Between requests the connection ends, but only once a read
             // has found nothing: a request the client sent just before
             // (or one that waited in the pool's queue) is answered, with
@@ -114,7 +115,7 @@ pub fn serve(
             // learns of the close safely instead of racing an idle close.
             s.close_after_response();
         }
-        if !s.conn.wants_read() {
+        if next == Next::Wait {
             continue;
         }
         let read = if expired && !read_once {

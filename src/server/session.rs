@@ -45,6 +45,20 @@ struct Echo {
     chunked: Option<bool>,
 }
 
+/// What a model does next for a connection (`Session::next`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Send the queued output (`out`), then `process` what it held back.
+    Send,
+    /// Receive: into the worker's lent buffer between requests
+    /// (`conn.is_between_requests`), else into `conn.read_buf`.
+    Recv,
+    /// Nothing until a task's result, a deadline or shutdown.
+    Wait,
+    /// The exchange is over: close, with the linger if `conn.should_linger`.
+    Close,
+}
+
 pub struct Session {
     pub conn: ServerConn,
     pub out: OutQueue,
@@ -128,9 +142,8 @@ impl Session {
     /// Decodes and answers as many requests as the buffered input holds,
     /// stopping when output backs up or a task is out.
     pub fn process(&mut self, app: &App) {
-        // Between requests with nothing buffered, which is where every
-        // model calls this after a response drains, there is nothing to
-        // decode (~80 instructions per keep-alive request saved).
+        // Between requests with nothing buffered (where every model calls
+        // this after a response drains) there is nothing to decode.
         if self.conn.is_between_requests() {
             return;
         }
@@ -170,7 +183,7 @@ impl Session {
                         self.conn.recycle(head);
                         // Nothing more buffered, as for every request not
                         // pipelined behind another: a decode would find
-                        // nothing (~100 instructions per request saved).
+                        // nothing.
                         if self.conn.is_between_requests() {
                             break;
                         }
@@ -380,6 +393,28 @@ impl Session {
     /// its request yet and closing it would lose that request.
     pub fn has_answered(&self) -> bool {
         self.answered
+    }
+
+    /// What the connection needs next, in the order every model follows:
+    /// queued output goes out first (what is decoded after it waits behind
+    /// it); a finished exchange closes; when `stopping`, the next response
+    /// says `Connection: close`; then input, if reading can help.
+    #[inline]
+    pub fn next(&mut self, stopping: bool) -> Next {
+        if !self.out.is_empty() {
+            return Next::Send;
+        }
+        if self.is_done() {
+            return Next::Close;
+        }
+        if stopping {
+            self.close_after_response();
+        }
+        if self.conn.wants_read() {
+            Next::Recv
+        } else {
+            Next::Wait
+        }
     }
 
     /// The connection has nothing left to do once its output is flushed.

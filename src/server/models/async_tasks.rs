@@ -28,7 +28,7 @@ use crate::server::handlers::{App, Response};
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
 use crate::server::outq::{Wrote, WRITE_BUDGET};
-use crate::server::session::Session;
+use crate::server::session::{Next, Session};
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
 use crate::server::workers::{per_listener, SetUp};
@@ -292,44 +292,36 @@ impl Conn {
         let mut reads = 0;
         loop {
             self.settle(shared).await;
-            if !self.session.out.is_empty() {
-                match self.write() {
-                    // Drained: pipelined requests may be waiting.
-                    Ok(Wrote::All) => continue,
-                    // A fast reader of a large response does not keep its
-                    // worker from the other tasks.
-                    Ok(Wrote::Budget) => {
-                        tokio::task::yield_now().await;
-                        continue;
-                    }
-                    Ok(Wrote::Blocked) => {
-                        if !self.wait(shared, Some(Interest::WRITABLE)).await {
-                            return;
-                        }
-                        continue;
-                    }
-                    Err(_) => return,
-                }
-            }
-            if self.session.is_done() {
-                return;
-            }
             if self.stop_seen.is_none() && shared.stop.is_set() {
                 self.stop_seen = Some(Instant::now());
             }
-            if self.stop_seen.is_some() {
-                self.session.close_after_response();
-            }
-            let s = &mut self.session;
-            let can_read = s.conn.wants_read()
-                && (s.conn.is_between_requests() || !s.conn.read_buf().is_empty());
-            if !can_read {
+            match self.session.next(self.stop_seen.is_some()) {
+                Next::Send => {
+                    match self.write() {
+                        // Drained: pipelined requests may be waiting.
+                        Ok(Wrote::All) => {}
+                        // A fast reader of a large response does not keep
+                        // its worker from the other tasks.
+                        Ok(Wrote::Budget) => tokio::task::yield_now().await,
+                        Ok(Wrote::Blocked) => {
+                            if !self.wait(shared, Some(Interest::WRITABLE)).await {
+                                return;
+                            }
+                        }
+                        Err(_) => return,
+                    }
+                    continue;
+                }
+                Next::Close => return,
+                Next::Recv if self.has_room() => {}
                 // Nothing to do until a deadline or shutdown (the socket
                 // may be readable, so waiting on it would spin).
-                if !self.wait(shared, None).await {
-                    return;
+                Next::Recv | Next::Wait => {
+                    if !self.wait(shared, None).await {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
             }
             if reads == READS_PER_TURN {
                 // A client that keeps the socket full does not keep its
@@ -356,6 +348,13 @@ impl Conn {
                 return;
             }
         }
+    }
+
+    /// A read has somewhere to go: the worker's buffer between requests,
+    /// else room left in the connection's own.
+    fn has_room(&mut self) -> bool {
+        let conn = &mut self.session.conn;
+        conn.is_between_requests() || !conn.read_buf().is_empty()
     }
 
     /// Decodes and answers what the input holds; blocking work the handlers

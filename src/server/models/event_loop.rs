@@ -18,7 +18,7 @@ use crate::server::accept;
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
-use crate::server::session::Session;
+use crate::server::session::{Next, Session};
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
@@ -519,30 +519,24 @@ enum Drive {
 fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
     let mut reads = 0;
     loop {
-        if !c.session.out.is_empty() {
-            match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
-                Ok(Wrote::All) => c.session.on_write(ctx.now),
-                Ok(Wrote::Blocked) => return Drive::Wait,
-                // A fast reader of a large response takes its turn like
-                // everyone else; the socket still takes more, so no edge
-                // will come: revisited next round.
-                Ok(Wrote::Budget) => return Drive::Again,
-                Err(_) => return Drive::Close,
-            }
-            // Output drained: pipelined requests may be waiting.
-            ctx.process(&mut c.session, token, c.gen);
-            if !c.session.out.is_empty() {
+        match c.session.next(ctx.stopping) {
+            Next::Send => {
+                match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
+                    Ok(Wrote::All) => c.session.on_write(ctx.now),
+                    Ok(Wrote::Blocked) => return Drive::Wait,
+                    // A fast reader of a large response takes its turn like
+                    // everyone else; the socket still takes more, so no edge
+                    // will come: revisited next round.
+                    Ok(Wrote::Budget) => return Drive::Again,
+                    Err(_) => return Drive::Close,
+                }
+                // Output drained: pipelined requests may be waiting.
+                ctx.process(&mut c.session, token, c.gen);
                 continue;
             }
-        }
-        if c.session.is_done() {
-            return Drive::Close;
-        }
-        if ctx.stopping {
-            c.session.close_after_response();
-        }
-        if !c.session.conn.wants_read() || !c.readable {
-            return Drive::Wait;
+            Next::Close => return Drive::Close,
+            Next::Recv if c.readable => {}
+            Next::Recv | Next::Wait => return Drive::Wait,
         }
         if reads == READS_PER_TURN {
             return Drive::Again;

@@ -85,12 +85,10 @@ impl<'a, W: Wake> Env<'a, W> {
 pub struct Ctx<'e, W> {
     env: &'e Env<'e, W>,
     pub stopping: bool,
-    /// The round's clock, read once a round (nginx's cached time): reads
-    /// and writes are timed with it instead of a clock read each, which
-    /// cost two clock_gettime per request, about 2 % of the event loop's
-    /// CPU at c = 50 (perf). It runs late by at most the round's length,
-    /// which each model bounds per connection; the deadlines it feeds are
-    /// seconds long.
+    /// The round's clock, read once a round (nginx's cached time) rather
+    /// than at every read and write. It runs late by at most the round's
+    /// length, which each model bounds; the deadlines it feeds are seconds
+    /// long.
     pub now: Instant,
 }
 

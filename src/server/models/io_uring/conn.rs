@@ -14,7 +14,7 @@ use super::{user_data, Op};
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{self, Wake};
 use crate::server::outq::Front;
-use crate::server::session::Session;
+use crate::server::session::{Next, Session};
 use crate::server::task::TaskDone;
 
 /// Received bytes a connection may hold beyond what its session takes
@@ -260,17 +260,13 @@ impl Conn {
                 ctx.process(&mut self.session, token, self.gen.into());
             }
             loop {
-                if !self.flushed() {
-                    if !self.submit_output(token, ctx.stopping, sqes) {
-                        return false;
-                    }
-                    break;
-                }
-                if self.session.is_done() {
-                    return false;
-                }
-                if ctx.stopping {
-                    self.session.close_after_response();
+                // A file's bytes in the pipe are still in `out` until
+                // spliced to the socket, so `Send` covers them too.
+                match self.session.next(ctx.stopping) {
+                    Next::Send if !self.submit_output(token, ctx.stopping, sqes) => return false,
+                    Next::Send => break,
+                    Next::Close => return false,
+                    Next::Recv | Next::Wait => {}
                 }
                 // Output is out: pipelined requests already buffered in
                 // the session, then held input.

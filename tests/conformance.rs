@@ -19,7 +19,10 @@ use self::connection::{
     a_closing_response_carries_its_fin, date_and_server_headers, keep_alive_and_versions,
     pipelined_requests_answered_in_order, pipelined_requests_beyond_the_read_buffer,
 };
-use self::limits::{body_limit_413, header_section_limits, request_line_limits};
+use self::limits::{
+    a_late_body_is_taken_while_the_close_lingers, body_limit_413, header_section_limits,
+    request_line_limits,
+};
 use self::malformed::{
     incomplete_body_at_eof_gets_400, malformed_requests_get_400,
     regression_bare_cr_split_across_reads_was_accepted,
@@ -52,6 +55,7 @@ per_model!(
     request_line_limits,
     header_section_limits,
     body_limit_413,
+    a_late_body_is_taken_while_the_close_lingers,
     malformed_requests_get_400,
     incomplete_body_at_eof_gets_400,
     unsupported_codings_methods_versions,

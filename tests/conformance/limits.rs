@@ -3,7 +3,10 @@
 
 use crate::common::*;
 
-use super::support::{expect_error, one};
+use std::io::Write;
+use std::time::Duration;
+
+use super::support::{expect_error, one, LONG};
 
 /// A request line of exactly `len` octets (CRLF not counted).
 fn line_of(len: usize) -> Vec<u8> {
@@ -90,4 +93,27 @@ pub fn body_limit_413(model: &str) {
     }
     raw.extend_from_slice(b"0\r\n\r\n");
     expect_error(&server, &raw, 413);
+}
+
+/// A body still coming after its 413 went out is read and dropped while
+/// the close lingers, not answered with RST: every piece the client sends
+/// within the linger is taken, and it reads the whole answer, then EOF.
+pub fn a_late_body_is_taken_while_the_close_lingers(model: &str) {
+    let server = TestServer::start(model, &["--max-body", "1K"]);
+    let mut s = server.connect();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n")
+        .unwrap();
+    s.write_all(&[b'x'; 2048]).unwrap();
+    // The 413 is out and the server's side is shut by now; what follows
+    // reaches a closing connection, 10 ms apart (well within the 100 ms
+    // without data that ends a linger).
+    std::thread::sleep(Duration::from_millis(50));
+    for i in 0..5 {
+        let sent = s.write_all(&[b'y'; 8192]);
+        assert!(sent.is_ok(), "late piece {i} refused: {sent:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let r = read_response(&mut s, false).expect("the 413, whole");
+    assert_eq!(r.status, 413);
+    assert!(is_closed(&mut s, LONG), "closed after the answer");
 }

@@ -65,10 +65,12 @@ impl HeadScan {
 /// arrived: the head and its length, or None to wait for more bytes.
 /// `scan` carries what earlier calls on a shorter `data` found; a new head
 /// starts with `HeadScan::default()`. The head is built in `spare`'s
-/// buffers (taken only when the head is complete).
-// Inlined (as is `parse_whole`) into the connection's one caller: out of
-// line, the head is returned through one more frame, and which function
-// the compiler inlines where shifts with unrelated edits.
+/// buffers (taken only when the head is complete). Two paths: a plain
+/// head that arrived whole (`plain_head`), and step by step for the rest,
+/// which gives every error in its order; tests/fuzz.rs feeds every case
+/// whole and byte by byte and wants the same events from both.
+// Inlined into the connection's one caller: out of line, the head is
+// returned through one more frame.
 #[inline]
 pub(crate) fn parse_request(
     data: &[u8],
@@ -78,9 +80,6 @@ pub(crate) fn parse_request(
     if *scan == HeadScan::default() {
         if let Some((line, n)) = plain_head::parse(data, &mut spare.1) {
             return build_request(data, line, n, spare).map(|head| Some((head, n)));
-        }
-        if let Some(parsed) = parse_whole(data, spare) {
-            return parsed.map(Some);
         }
     }
     let Some(line) = scan.request_line(data)? else {
@@ -136,38 +135,6 @@ pub(crate) fn parse_request(
         return Ok(None);
     };
     Ok(Some((build?, req_n)))
-}
-
-/// The fast path, for the usual head that arrived whole in one read: one
-/// httparse pass, with no search for line ends before it. It answers only
-/// when that pass finds a complete head within the limits that starts with
-/// its request line; anything else (a partial or malformed head, a later
-/// minor version, leading blank lines, a head too large) is left to the
-/// step-by-step path, which gives every error in its order. Why a second
-/// path: the searches and checks before the parse are a large part of a
-/// keep-alive request's work, and a head that arrived whole needs none of
-/// them. The fuzz and state-machine tests hold both paths to the same
-/// answers: a head fed whole takes this one, the same head fed byte by byte
-/// the other.
-#[inline]
-fn parse_whole(
-    data: &[u8],
-    spare: &mut HeadBuffers,
-) -> Option<Result<(RequestHead, usize), ProtoError>> {
-    if matches!(data.first(), None | Some(b'\r' | b'\n')) {
-        return None;
-    }
-    let (n, built) = parse_head_with(data, |req, n| {
-        // The request line is `method SP target SP HTTP/1.x` (httparse
-        // allows nothing else), ended by CRLF or LF.
-        let target = offset(data, req.path.unwrap_or("").as_bytes());
-        let version_end = target.end + " HTTP/1.1".len();
-        let lf = version_end + usize::from(data.get(version_end) == Some(&b'\r'));
-        let fits = version_end <= MAX_REQUEST_LINE && n <= lf + MAX_HEADER_BYTES;
-        fits.then(|| build_parsed(data, req, n, spare))
-    })
-    .ok()??;
-    Some(built?.map(|head| (head, n)))
 }
 
 /// Runs httparse over the complete lines of what has arrived of a head:

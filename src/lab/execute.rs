@@ -354,17 +354,14 @@ fn others_of<'a>(
 const HOST_WARMUP_MAX: Duration = Duration::from_secs(1);
 
 /// Unless `--warmup-runs` was given, one unrecorded burst like the
-/// sweep's first run before it: the first burst of a sweep, whichever of
-/// three identical targets met it, took 1.4-1.9 x the time of the later
-/// ones at c = 1,000-5,000 and 1.2-1.5 x at 10,000, one request per
-/// connection (measured 2026-11-27; docs/results/order-2026-11-27.md in
-/// git history, removed in 0.2.0), a cost of the host and
-/// the client's first use that would otherwise fall on the first target's
-/// first repeat. The burst is the first run's connections with one
-/// request each (a duration capped at HOST_WARMUP_MAX) and no slow
-/// clients: the cost is in the connections, and an attack is not a
-/// warm-up. Not for sharded runs: their load runs elsewhere, and a run's
-/// shards write where its row's number says.
+/// sweep's first run before it: a sweep's first burst runs slow whichever
+/// target meets it (the host's and the client's first use), and that cost
+/// would otherwise fall on the first target's first repeat. The burst is
+/// the first run's connections with one request each (a duration capped
+/// at HOST_WARMUP_MAX) and no slow clients: the cost is in the
+/// connections, and an attack is not a warm-up. Not for sharded runs:
+/// their load runs elsewhere, and a run's shards write where its row's
+/// number says.
 fn warm_up_host(
     plan: &SweepPlan,
     schedule: &Schedule,

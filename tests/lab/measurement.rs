@@ -290,8 +290,7 @@ const SMALL_RUN: [&str; 9] = [
 ];
 
 /// The first burst of a sweep runs slow whichever target meets it
-/// (measured 2026-11-27: docs/results/order-2026-11-27.md in git history):
-/// unless --warmup-runs is given, the
+/// (docs/guide/lab.md): unless --warmup-runs is given, the
 /// sweep first sends the first run's connections one request each, to its
 /// first target only, unrecorded, and says so in sweep.json; given, it
 /// makes those runs instead (recorded), and 0 means none at all.

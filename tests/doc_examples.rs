@@ -1,7 +1,7 @@
 //! Every fenced `sh` block of README.md and docs/guide/*.md, run: `loadlab`
 //! is the built binary, a server an example starts gets a free port, and
 //! each block's `# => TEXT` lines must appear in what it printed. A block
-//! that starts with `# not run: WHY` (a cluster, minutes of load) is run
+//! with a `# not run: WHY` line (a cluster, minutes of load) is run
 //! with `loadlab`, `cargo run`, `srun` and `kubectl` standing in, and every
 //! `loadlab` command line it makes must pass the binary's own parser.
 
@@ -86,7 +86,7 @@ fn blocks() -> Vec<Block> {
             match &mut open {
                 None if line.starts_with("```sh") => open = Some((i + 1, String::new())),
                 Some((at, body)) if line.starts_with("```") => {
-                    let not_run = body.starts_with(NOT_RUN);
+                    let not_run = body.lines().any(|l| l.trim_start().starts_with(NOT_RUN));
                     let at = format!("{file}:{at}");
                     found.push(Block {
                         at,

@@ -7,3 +7,20 @@
 pub mod models;
 pub mod presets;
 pub mod slow;
+
+/// The entry of a registry's `all` whose `name` is `s`, else one line
+/// naming every entry: the lookup behind each registry's `FromStr`.
+pub fn parse_named<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &str,
+    s: &str,
+) -> Result<T, String> {
+    all.iter().copied().find(|&t| name(t) == s).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|&t| name(t)).collect();
+        format!(
+            "unknown {what} '{s}' (expected one of: {})",
+            names.join(", ")
+        )
+    })
+}

@@ -342,16 +342,7 @@ impl fmt::Display for Model {
 impl FromStr for Model {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Model::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Model::ALL.iter().map(|m| m.name()).collect();
-                format!(
-                    "unknown model '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        super::parse_named(&Model::ALL, Model::name, "model", s)
     }
 }
 

@@ -82,7 +82,7 @@ impl Preset {
     /// `None` for a plain sweep or the default comparison.
     pub fn of_label(label: &str) -> Option<Preset> {
         let name = label.strip_suffix(QUICK_SUFFIX).unwrap_or(label);
-        Preset::ALL.into_iter().find(|p| p.name() == name)
+        name.parse().ok()
     }
 }
 
@@ -95,16 +95,7 @@ impl fmt::Display for Preset {
 impl FromStr for Preset {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Preset::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown preset '{s}' (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        super::parse_named(&Preset::ALL, Preset::name, "preset", s)
     }
 }
 

@@ -64,10 +64,8 @@ impl fmt::Display for SlowKind {
 impl FromStr for SlowKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        SlowKind::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| format!("--slow takes none, header, body or read, not '{s}'"))
+        super::parse_named(&SlowKind::ALL, SlowKind::name, "slow-client kind", s)
+            .map_err(|_| format!("--slow takes none, header, body or read, not '{s}'"))
     }
 }
 

@@ -4,7 +4,7 @@
 //! pointers), then `perf script` folded into one line per distinct stack
 //! by inferno's perf collapser, kernel frames marked `_[k]`.
 
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,6 +18,9 @@ use super::which::find_program;
 /// Samples a second per CPU: enough stacks in a sub-second window for the
 /// top functions, and a rate perf's DWARF copies keep up with.
 const FREQUENCY: &str = "499";
+
+/// The sampled event: a clock, which needs no hardware counters.
+const EVENT: &str = "cpu-clock";
 
 /// The perf program: `LOADLAB_PERF` when set (a path that is not a file
 /// means none), else the PATH's.
@@ -83,17 +86,7 @@ impl Recording {
         // system-wide perf first lists every process on the host, which
         // takes longer than a short run on a busy one.
         let mut child = Command::new(perf)
-            .args([
-                "record",
-                "-q",
-                "-a",
-                "-B",
-                "-N",
-                "-D",
-                "-1",
-                "-e",
-                "cpu-clock",
-            ])
+            .args(["record", "-q", "-a", "-B", "-N", "-D", "-1", "-e", EVENT])
             .args(["-F", FREQUENCY, "--call-graph", "dwarf", "--control"])
             .arg(format!("fifo:{},{}", ctl.display(), ack.display()))
             .arg("-o")
@@ -203,15 +196,51 @@ fn fold(data: &Path, pids: &str) -> Result<String, String> {
         .spawn()
         .map_err(|e| format!("cannot start perf script: {e}"))?;
     let stdout = script.stdout.take().ok_or("perf script has no output")?;
-    let mut options = Options::default();
-    options.annotate_kernel = true;
-    options.nthreads = 1;
-    let mut folded = Vec::new();
-    let collapsed = Folder::from(options).collapse(BufReader::new(stdout), &mut folded);
+    let collapsed = collapse(BufReader::new(stdout));
     let status = script.wait().map_err(|e| format!("perf script: {e}"))?;
-    collapsed.map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
+    let folded = collapsed.map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
     if !status.success() {
         return Err(format!("perf script failed ({status})"));
     }
     String::from_utf8(folded).map_err(|e| format!("perf's stacks are not text: {e}"))
+}
+
+/// `perf script` text folded. The event is named, not guessed from the
+/// first stack: the collapser asserts that it can parse the first block,
+/// and a first sample of an exiting thread aborted the whole run.
+fn collapse(script: impl BufRead) -> std::io::Result<Vec<u8>> {
+    let mut options = Options::default();
+    options.annotate_kernel = true;
+    options.nthreads = 1;
+    options.event_filter = Some(EVENT.to_string());
+    let mut folded = Vec::new();
+    Folder::from(options).collapse(script, &mut folded)?;
+    Ok(folded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first block is what perf printed for a thread caught while it
+    /// exited (no comm, tid -1), which the collapser cannot parse.
+    #[test]
+    fn regression_a_first_block_that_was_not_a_sample_aborted_the_fold() {
+        let script = ":-1  6222/-1     9784.678576: cpu-clock: \n\
+            \tffffffff81355044 account_kernel_stack.isra.0 ([kernel.kallsyms])\n\n\
+            loadlab 4242/4243 100.000001: cpu-clock:\n\
+            \tffffffff81000000 do_syscall_64 ([kernel.kallsyms])\n\
+            \t55555555 main (/tmp/loadlab)\n\n\
+            loadlab 4242/4243 100.000002: cpu-clock:\n\
+            \t55555555 main (/tmp/loadlab)\n\n";
+        let folded = String::from_utf8(collapse(script.as_bytes()).unwrap()).unwrap();
+        assert_eq!(folded, "loadlab;main 1\nloadlab;main;do_syscall_64_[k] 1\n");
+    }
+
+    #[test]
+    fn samples_of_another_event_are_left_out() {
+        let script = "loadlab 4242/4243 100.000001: page-faults:\n\
+            \t55555555 main (/tmp/loadlab)\n\n";
+        assert!(collapse(script.as_bytes()).unwrap().is_empty());
+    }
 }

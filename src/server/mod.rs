@@ -5,6 +5,7 @@ pub mod accept;
 pub mod blocking;
 mod config;
 mod deadlines;
+pub mod driver;
 pub mod handlers;
 pub mod linger;
 mod listen;

@@ -331,6 +331,11 @@ impl Session {
         self.task.take()
     }
 
+    /// The handlers left a task that has not been taken yet.
+    pub fn has_task(&self) -> bool {
+        self.task.is_some()
+    }
+
     /// A task's result: a response is queued, a finished step lets the
     /// body go on, a failed one ends the exchange (and the connection, as
     /// the rest of the body is not read). `process` may then go on. A

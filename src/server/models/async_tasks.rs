@@ -21,14 +21,14 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
 
-use super::loop_ctx::{READS_PER_TURN, SCRATCH};
 use crate::http::{Limits, Phase};
 use crate::server::accept::{self, ConnLimit, ConnSlot};
+use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::handlers::{App, Response};
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
-use crate::server::outq::{Wrote, WRITE_BUDGET};
-use crate::server::session::{Next, Session};
+use crate::server::outq::{OutQueue, Wrote, WRITE_BUDGET};
+use crate::server::session::Session;
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
 use crate::server::workers::{per_listener, SetUp};
@@ -51,11 +51,9 @@ const FULL_RETRY: Duration = Duration::from_millis(5);
 const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 thread_local! {
-    /// Each worker's read buffer for connections between requests, so an
-    /// idle connection holds only a buffer the size of its last request
-    /// (as the event loops' shared scratch does). Never held across an
-    /// await: a read fills it and `feed` empties it at once.
-    static SCRATCH_BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; SCRATCH]);
+    /// Each worker's buffers, lent to the connection its drive serves (see
+    /// `Lent`). Never held across an await: a drive does not wait.
+    static LENT: RefCell<Lent> = RefCell::new(Lent::default());
     /// This blocking thread already runs at the offload pool's priority.
     static LOWERED: Cell<bool> = const { Cell::new(false) };
 }
@@ -289,133 +287,49 @@ impl Conn {
     /// Reads, decodes, answers and writes until the connection is to be
     /// closed: done, failed, timed out, or idle once shutdown began.
     async fn serve(&mut self, shared: &Shared) {
-        let mut reads = 0;
         loop {
             self.settle(shared).await;
             if self.stop_seen.is_none() && shared.stop.is_set() {
                 self.stop_seen = Some(Instant::now());
             }
-            match self.session.next(self.stop_seen.is_some()) {
-                Next::Send => {
-                    match self.write() {
-                        // Drained: pipelined requests may be waiting.
-                        Ok(Wrote::All) => {}
-                        // A fast reader of a large response does not keep
-                        // its worker from the other tasks.
-                        Ok(Wrote::Budget) => tokio::task::yield_now().await,
-                        Ok(Wrote::Blocked) => {
-                            if !self.wait(shared, Some(Interest::WRITABLE)).await {
-                                return;
-                            }
-                        }
-                        Err(_) => return,
-                    }
+            let Conn {
+                stream, session, ..
+            } = self;
+            let (now, stopping) = (Instant::now(), self.stop_seen.is_some());
+            let process = &mut |s: &mut Session| s.process(&shared.app);
+            let pause = LENT.with_borrow_mut(|lent| {
+                driver::drive(session, &mut Tokio(stream), lent, now, stopping, process)
+            });
+            let interest = match pause {
+                Pause::Task => continue,
+                // A client that keeps the socket full, or reads a large
+                // response fast, does not keep its worker from the others.
+                Pause::Turn => {
+                    tokio::task::yield_now().await;
                     continue;
                 }
-                Next::Close => return,
-                Next::Recv if self.has_room() => {}
+                Pause::Close => return,
+                Pause::Readable => Some(Interest::READABLE),
+                Pause::Writable => Some(Interest::WRITABLE),
                 // Nothing to do until a deadline or shutdown (the socket
                 // may be readable, so waiting on it would spin).
-                Next::Recv | Next::Wait => {
-                    if !self.wait(shared, None).await {
-                        return;
-                    }
-                    continue;
-                }
-            }
-            if reads == READS_PER_TURN {
-                // A client that keeps the socket full does not keep its
-                // worker from the other tasks.
-                reads = 0;
-                tokio::task::yield_now().await;
-            }
-            match self.read() {
-                Ok(()) => reads += 1,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    reads = 0;
-                    if !self.wait(shared, Some(Interest::READABLE)).await {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
-            // A trickle that never lets a wait time out still meets its
-            // deadline here.
-            let now = Instant::now();
-            if self.session.deadline(now).is_some_and(|d| now >= d) {
-                self.timed_out();
+                Pause::Wait => None,
+            };
+            // A wait that finds the deadline passed ends at once: a trickle
+            // that never lets a wait time out still meets its deadline.
+            if !self.wait(shared, interest).await {
                 return;
             }
         }
     }
 
-    /// A read has somewhere to go: the worker's buffer between requests,
-    /// else room left in the connection's own.
-    fn has_room(&mut self) -> bool {
-        let conn = &mut self.session.conn;
-        conn.is_between_requests() || !conn.read_buf().is_empty()
-    }
-
-    /// Decodes and answers what the input holds; blocking work the handlers
-    /// left runs on a blocking thread while this task waits for it.
+    /// Runs the task the handlers left, if any, on a blocking thread while
+    /// this task waits for it, and goes on decoding after it.
     async fn settle(&mut self, shared: &Shared) {
-        self.session.process(&shared.app);
         while let Some(task) = self.session.take_task() {
             let done = run_blocking(shared, task).await;
             self.session.complete(done);
             self.session.process(&shared.app);
-        }
-    }
-
-    /// One read into the worker's scratch buffer (between requests) or the
-    /// connection's own; WouldBlock once the socket is drained.
-    fn read(&mut self) -> io::Result<()> {
-        let Conn {
-            stream, session, ..
-        } = self;
-        let n = stream.try_io(Interest::READABLE, || {
-            let mut sock = &*SockRef::from(&*stream);
-            if session.conn.is_between_requests() {
-                SCRATCH_BUF.with_borrow_mut(|buf| {
-                    let n = sock.read(buf)?;
-                    session.conn.feed(&buf[..n]);
-                    Ok(n)
-                })
-            } else {
-                let n = sock.read(session.conn.read_buf())?;
-                session.conn.filled(n);
-                Ok(n)
-            }
-        })?;
-        if n == 0 {
-            session.conn.feed_eof();
-        } else {
-            session.on_read(Instant::now(), n);
-        }
-        Ok(())
-    }
-
-    /// Writes queued output, up to one turn's budget.
-    fn write(&mut self) -> io::Result<Wrote> {
-        let Conn {
-            stream, session, ..
-        } = self;
-        let r = stream.try_io(Interest::WRITABLE, || {
-            match session.out.write_to(&mut Raw(stream), WRITE_BUDGET) {
-                // Said as an error, so the runtime forgets the readiness
-                // and the next wait is for a fresh writable edge.
-                Ok(Wrote::Blocked) => Err(io::ErrorKind::WouldBlock.into()),
-                r => r,
-            }
-        });
-        match r {
-            Ok(w) => {
-                session.on_write(Instant::now());
-                Ok(w)
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Wrote::Blocked),
-            Err(e) => Err(e),
         }
     }
 
@@ -482,7 +396,7 @@ impl Conn {
     /// if the socket takes it now; the connection then closes.
     fn timed_out(&mut self) {
         self.session.on_timeout();
-        let _ = self.write();
+        let _ = Tokio(&self.stream).send(&mut self.session.out, WRITE_BUDGET);
     }
 
     /// Closes the connection, with the linger every model uses (see
@@ -514,6 +428,31 @@ impl Conn {
                 return;
             }
         }
+    }
+}
+
+/// A connection's socket as the drive loop uses it: each call in the
+/// runtime's `try_io`, so a call that finds the socket not ready clears
+/// the readiness and the next wait is for a fresh edge.
+struct Tokio<'a>(&'a TcpStream);
+
+impl Socket for Tokio<'_> {
+    fn send(&mut self, out: &mut OutQueue, budget: u64) -> io::Result<Wrote> {
+        let r = self.0.try_io(Interest::WRITABLE, || {
+            match out.write_to(&mut Raw(self.0), budget) {
+                Ok(Wrote::Blocked) => Err(io::ErrorKind::WouldBlock.into()),
+                r => r,
+            }
+        });
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Wrote::Blocked),
+            r => r,
+        }
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0
+            .try_io(Interest::READABLE, || (&*SockRef::from(self.0)).read(buf))
     }
 }
 

@@ -15,16 +15,17 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use crate::server::accept;
+use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::Offload;
 use crate::server::prefetch::prefetch;
-use crate::server::session::{Next, Session};
+use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
 
-use super::loop_ctx::{self, Done, Env, Wake, READS_PER_TURN, SCRATCH};
-use crate::server::outq::{Wrote, WRITE_BUDGET};
+use super::loop_ctx::{self, Done, Env, Wake};
+use crate::server::outq::{OutQueue, Wrote};
 
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
@@ -155,8 +156,6 @@ struct Reactor<'a> {
     tick_fired: bool,
     /// When shutdown was first seen.
     stop_started: Option<Instant>,
-    /// Shared read buffer for connections between requests (see `drive`).
-    scratch: Vec<u8>,
 }
 
 impl<'a> Reactor<'a> {
@@ -174,7 +173,7 @@ impl<'a> Reactor<'a> {
         let (tx, done) = channel();
         let waker = Waker::new(poll.registry(), WAKER)?;
         Ok(Reactor {
-            env: Env::new(cfg, offload, tx, waker),
+            env: Env::new(cfg, offload, tx, waker, Lent::default()),
             done,
             next_gen: 0,
             poll,
@@ -190,7 +189,6 @@ impl<'a> Reactor<'a> {
             next_sweep: Instant::now() + TICK,
             tick_fired: false,
             stop_started: None,
-            scratch: vec![0u8; SCRATCH],
         })
     }
 
@@ -283,9 +281,9 @@ impl<'a> Reactor<'a> {
                 continue;
             };
             let ctx = self.env.ctx(now, stopping);
-            let d = drive(c, token, &ctx, &mut self.scratch);
+            let d = drive(c, token, &ctx);
             // One that closes with a linger waits for its peer's input too.
-            let waits = d != Drive::Close || c.session.conn.should_linger();
+            let waits = d != Pause::Close || c.session.conn.should_linger();
             let registered = waits
                 && self
                     .poll
@@ -298,9 +296,9 @@ impl<'a> Reactor<'a> {
                     .is_ok();
             if !registered {
                 self.close_now(token);
-            } else if d == Drive::Close {
+            } else if d == Pause::Close {
                 self.close(token, now);
-            } else if d == Drive::Again {
+            } else if d == Pause::Turn {
                 self.again.push(token);
             }
         }
@@ -319,13 +317,11 @@ impl<'a> Reactor<'a> {
                 continue;
             }
             let ctx = self.env.ctx(now, stopping);
-            match drive(c, token, &ctx, &mut self.scratch) {
-                Drive::Wait => {
-                    // Starts the clock of a phase the drive entered.
-                    c.session.observe(now);
-                }
-                Drive::Again => self.again.push(token),
-                Drive::Close => self.close(token, now),
+            match drive(c, token, &ctx) {
+                Pause::Turn => self.again.push(token),
+                Pause::Close => self.close(token, now),
+                // Starts the clock of a phase the drive entered.
+                _ => c.session.observe(now),
             }
         }
         ready.clear();
@@ -392,13 +388,13 @@ impl<'a> Reactor<'a> {
             if expired || idle_stop {
                 // Driving first reads a request that arrived since the last
                 // wake-up, so it is answered instead of reset unread.
-                match drive(c, token, &ctx, &mut self.scratch) {
-                    Drive::Close => closing.push(token),
+                match drive(c, token, &ctx) {
+                    Pause::Close => closing.push(token),
                     // A response still being written (e.g. to a request
                     // just read) keeps the connection until it is out.
                     _ if expired || (idle_stop && idle(c)) => closing.push(token),
-                    Drive::Again => self.again.push(token),
-                    Drive::Wait => {}
+                    Pause::Turn => self.again.push(token),
+                    _ => {}
                 }
             }
         }
@@ -501,75 +497,52 @@ struct ClientSocket {
     linger: Option<Linger>,
 }
 
-/// What driving a connection left it needing.
-#[derive(PartialEq, Eq)]
-enum Drive {
-    /// Waiting for the socket (readable or writable edge).
-    Wait,
-    /// Cut short for fairness; drive again next round.
-    Again,
-    Close,
+/// A client's socket as the drive loop uses it: a read is skipped when
+/// epoll's edges say nothing has arrived (see `ClientSocket::readable`).
+struct Edge<'a> {
+    stream: &'a mut TcpStream,
+    readable: &'a mut bool,
+    read_closed: bool,
 }
 
-/// Moves a connection along as far as its socket allows. A connection
-/// between requests reads into the reactor's `scratch` and is served in
-/// its warm buffers, so an idle one holds no buffers. A
-/// connection whose request left a job waits (no read, nothing to write)
-/// until `take_done` brings the response back.
-fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx, scratch: &mut [u8]) -> Drive {
-    let mut reads = 0;
-    loop {
-        match c.session.next(ctx.stopping) {
-            Next::Send => {
-                match c.session.out.write_to(&mut c.stream, WRITE_BUDGET) {
-                    Ok(Wrote::All) => c.session.on_write(ctx.now),
-                    Ok(Wrote::Blocked) => return Drive::Wait,
-                    // A fast reader of a large response takes its turn like
-                    // everyone else; the socket still takes more, so no edge
-                    // will come: revisited next round.
-                    Ok(Wrote::Budget) => return Drive::Again,
-                    Err(_) => return Drive::Close,
-                }
-                // Output drained: pipelined requests may be waiting.
-                ctx.process(&mut c.session, token, c.gen);
-                continue;
-            }
-            Next::Close => return Drive::Close,
-            Next::Recv if c.readable => {}
-            Next::Recv | Next::Wait => return Drive::Wait,
-        }
-        if reads == READS_PER_TURN {
-            return Drive::Again;
-        }
-        reads += 1;
-        let shared = c.session.conn.is_between_requests();
-        let buf = if shared {
-            &mut *scratch
-        } else {
-            c.session.conn.read_buf()
-        };
-        if buf.is_empty() {
-            return Drive::Wait;
-        }
-        let room = buf.len();
-        match c.stream.read(buf) {
-            Ok(0) => c.session.conn.feed_eof(),
-            Ok(n) => {
-                c.readable = n == room || c.read_closed;
-                if shared {
-                    ctx.serve_lent(&mut c.session, &scratch[..n], token, c.gen);
-                    continue;
-                }
-                c.session.conn.filled(n);
-                c.session.on_read(ctx.now, n);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                c.readable = false;
-                return Drive::Wait;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return Drive::Close,
-        }
-        ctx.process(&mut c.session, token, c.gen);
+impl Socket for Edge<'_> {
+    fn send(&mut self, out: &mut OutQueue, budget: u64) -> io::Result<Wrote> {
+        out.write_to(self.stream, budget)
     }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let r = self.stream.read(buf);
+        match &r {
+            Ok(n) => *self.readable = *n == buf.len() || self.read_closed,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => *self.readable = false,
+            Err(_) => {}
+        }
+        r
+    }
+
+    fn may_recv(&self) -> bool {
+        *self.readable
+    }
+}
+
+/// Moves a connection along as far as its socket allows (`driver::drive`).
+/// A connection whose request left a job waits (no read, nothing to
+/// write) until `take_done` brings the response back.
+fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx) -> Pause {
+    let ClientSocket {
+        stream,
+        session,
+        readable,
+        read_closed,
+        gen,
+        ..
+    } = c;
+    let mut sock = Edge {
+        stream,
+        readable,
+        read_closed: *read_closed,
+    };
+    let (now, stopping) = (ctx.now, ctx.stopping);
+    let process = &mut |s: &mut Session| ctx.process(s, token, *gen);
+    driver::drive(session, &mut sock, &mut ctx.lent(), now, stopping, process)
 }

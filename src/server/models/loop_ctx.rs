@@ -1,26 +1,17 @@
-//! What the models that drive connections on a worker's own thread
-//! share: how many reads a turn, the shared read buffer's size, the inbox
-//! that finished blocking tasks come back through, the context a
-//! connection's drive borrows, and a request served in the worker's lent
-//! buffers.
+//! What the models that drive connections on a worker's own thread share:
+//! the inbox that finished blocking tasks come back through, and the
+//! context a connection's drive borrows.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::http::Warm;
+use crate::server::driver::Lent;
 use crate::server::offload::Offload;
 use crate::server::session::Session;
 use crate::server::task::TaskDone;
 use crate::server::ServerConfig;
-
-/// Reads served for one connection per wake-up before others get a turn
-/// (event loop and async); a connection cut short is revisited on the
-/// next round.
-pub const READS_PER_TURN: usize = 16;
-/// A worker's shared read buffer for connections between requests.
-pub const SCRATCH: usize = 64 * 1024;
 
 /// A finished task on its way back to its worker: the connection's token,
 /// its generation (which tells it from a later connection that reuses the
@@ -56,18 +47,24 @@ pub struct Env<'a, W> {
     pub cfg: &'a ServerConfig,
     pub offload: &'a Offload,
     pub inbox: Arc<Inbox<W>>,
-    /// Lent to the connection being served (see `Warm`); in a `Cell` as
-    /// connections get `Ctx` shared.
-    warm: Cell<Warm>,
+    /// Lent to the connection being served; in a `RefCell` as connections
+    /// get `Ctx` shared.
+    lent: RefCell<Lent>,
 }
 
 impl<'a, W: Wake> Env<'a, W> {
-    pub fn new(cfg: &'a ServerConfig, offload: &'a Offload, tx: Sender<Done>, waker: W) -> Self {
+    pub fn new(
+        cfg: &'a ServerConfig,
+        offload: &'a Offload,
+        tx: Sender<Done>,
+        waker: W,
+        lent: Lent,
+    ) -> Self {
         Env {
             cfg,
             offload,
             inbox: Arc::new(Inbox { tx, waker }),
-            warm: Cell::default(),
+            lent: RefCell::new(lent),
         }
     }
 
@@ -107,16 +104,8 @@ impl<W: Wake> Ctx<'_, W> {
         }
     }
 
-    /// Serves `bytes`, just read for a connection between requests, in the
-    /// worker's warm buffers, lent for this request only: an idle
-    /// connection then holds only what its request left (see `Warm`).
-    pub fn serve_lent(&self, session: &mut Session, bytes: &[u8], token: usize, gen: u64) {
-        let mut warm = self.env.warm.take();
-        session.conn.swap_warm(&mut warm);
-        session.conn.feed(bytes);
-        session.on_read(self.now, bytes.len());
-        self.process(session, token, gen);
-        session.conn.swap_warm(&mut warm);
-        self.env.warm.set(warm);
+    /// The worker's lent buffers, for a drive (see `driver::drive`).
+    pub fn lent(&self) -> std::cell::RefMut<'_, Lent> {
+        self.env.lent.borrow_mut()
     }
 }

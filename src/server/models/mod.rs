@@ -61,11 +61,11 @@ mod tests {
         assert!(about(Model::ThreadPerConn).contains(&stack));
         let idle = format!("{} s", super::thread_pool::IDLE_EXIT.as_secs());
         assert!(about(Model::ThreadPool).contains(&idle));
-        let reads = format!("{} reads", super::loop_ctx::READS_PER_TURN);
+        let reads = format!("{} reads", crate::server::driver::READS_PER_TURN);
         assert!(about(Model::EventLoop).contains(&reads));
-        let scratch = format!("{} KiB", super::loop_ctx::SCRATCH / 1024);
+        let scratch = format!("{} KiB", crate::server::driver::SCRATCH / 1024);
         assert!(about(Model::EventLoop).contains(&scratch));
-        let reads = format!("{} reads", super::loop_ctx::READS_PER_TURN);
+        let reads = format!("{} reads", crate::server::driver::READS_PER_TURN);
         assert!(about(Model::Async).contains(&reads));
         let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
         assert!(about(Model::Async).contains(&blocking));

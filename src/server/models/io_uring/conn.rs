@@ -3,6 +3,7 @@
 //! operations it needs next (receive, send, splice), as submission entries
 //! for the worker's next batch.
 
+use std::io;
 use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::time::Instant;
@@ -11,9 +12,10 @@ use io_uring::{opcode, squeue, types};
 
 use super::ring::BUF_GROUP;
 use super::{user_data, Op};
+use crate::server::driver::{self, Pause, Socket};
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{self, Wake};
-use crate::server::outq::Front;
+use crate::server::outq::{Front, OutQueue, Wrote};
 use crate::server::session::{Next, Session};
 use crate::server::task::TaskDone;
 
@@ -170,37 +172,16 @@ impl Conn {
     }
 
     /// Gives the session as much of `src` as it takes, processing as it
-    /// goes; returns how much it took.
+    /// goes (`driver::drive`); returns how much it took.
     fn take(&mut self, src: &[u8], ctx: &Ctx, token: usize) -> usize {
-        let mut taken = 0;
-        while taken < src.len() && self.session.conn.wants_read() && self.session.out.is_empty() {
-            if ctx.stopping {
-                self.session.close_after_response();
-            }
-            let rest = &src[taken..];
-            if self.session.conn.is_between_requests() {
-                // No read buffer of its own between requests: served in
-                // the worker's warm buffers.
-                let n = rest.len().min(super::RECV_BUF_SIZE);
-                ctx.serve_lent(&mut self.session, &rest[..n], token, self.gen.into());
-                taken += n;
-                continue;
-            }
-            let n = {
-                let buf = self.session.conn.read_buf();
-                let n = buf.len().min(rest.len());
-                if n == 0 {
-                    break;
-                }
-                buf[..n].copy_from_slice(&rest[..n]);
-                self.session.conn.filled(n);
-                n
-            };
-            taken += n;
-            self.session.on_read(ctx.now, n);
-            ctx.process(&mut self.session, token, self.gen.into());
-        }
-        taken
+        let mut sock = Received { src, taken: 0 };
+        let gen = self.gen.into();
+        let process = &mut |s: &mut Session| ctx.process(s, token, gen);
+        let (s, now, stopping) = (&mut self.session, ctx.now, ctx.stopping);
+        // A turn's end is for sockets that others wait beside: what was
+        // received is all taken now.
+        while driver::drive(s, &mut sock, &mut ctx.lent(), now, stopping, process) == Pause::Turn {}
+        sock.taken
     }
 
     /// A task's result, applied now or once the send in flight completes.
@@ -451,6 +432,31 @@ impl Conn {
     /// Whether the peer's EOF has arrived.
     pub fn peer_closed(&self) -> bool {
         self.eof
+    }
+}
+
+/// Received bytes as the drive loop reads them, copied from the ring's
+/// buffer or what the connection held. Output goes through the ring, so
+/// a send is said blocked: the drive stops for it to be submitted.
+struct Received<'a> {
+    src: &'a [u8],
+    taken: usize,
+}
+
+impl Socket for Received<'_> {
+    fn send(&mut self, _: &mut OutQueue, _: u64) -> io::Result<Wrote> {
+        Ok(Wrote::Blocked)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.src[self.taken..];
+        if rest.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.taken += n;
+        Ok(n)
     }
 }
 

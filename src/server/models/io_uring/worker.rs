@@ -22,6 +22,7 @@ use slab::Slab;
 use super::conn::{cancel, Conn, EventFd};
 use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
+use crate::server::driver::Lent;
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
@@ -123,7 +124,7 @@ impl<'a> Worker<'a> {
             ring,
             bufs,
             features,
-            env: Env::new(cfg, offload, tx, EventFd(efd)),
+            env: Env::new(cfg, offload, tx, EventFd(efd), Lent::default()),
             shutdown,
             done,
             wake_buf: Box::new(0),

@@ -65,7 +65,7 @@ fn a_close_that_starts_to_linger_in_the_touched_list_is_driven_again() {
     {
         let ctx = w.env.ctx(now, false);
         let c = &mut w.conns[token];
-        ctx.serve_lent(&mut c.session, UNREAD_BODY, token, 0);
+        c.on_recv(Some(UNREAD_BODY), 0, true, &ctx, token);
         let fd = c.sock.as_fd();
         while let Some(Front::Bytes { buf, .. }) = c.session.out.front(fd) {
             let n = buf.len();
@@ -129,12 +129,8 @@ fn quiet_send_held_up(w: &mut Worker<'_>, cfg: &ServerConfig) -> (usize, TcpStre
     let ctx = w.env.ctx(now, false);
     let c = &mut w.conns[token];
     assert!(c.drive(token, &ctx, &mut w.sqes), "arms the receive");
-    ctx.serve_lent(
-        &mut c.session,
-        b"GET /500B.html HTTP/1.1\r\nHost: t\r\n\r\n",
-        token,
-        0,
-    );
+    let request = b"GET /500B.html HTTP/1.1\r\nHost: t\r\n\r\n";
+    c.on_recv(Some(request), 0, true, &ctx, token);
     assert!(c.drive(token, &ctx, &mut w.sqes));
     let queued = ops(w.sqes.iter().map(|e| e.get_user_data()));
     assert_eq!(queued, vec![Op::Recv, Op::SendQuiet]);

@@ -16,7 +16,7 @@ use crate::server::driver::{self, Pause, Socket};
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{self, Wake};
 use crate::server::outq::{Front, OutQueue, Wrote};
-use crate::server::session::{Next, Session};
+use crate::server::session::Session;
 use crate::server::task::TaskDone;
 
 /// Received bytes a connection may hold beyond what its session takes
@@ -150,7 +150,7 @@ impl Conn {
             }
             Some(d) => {
                 if self.held.is_empty() && self.may_take() {
-                    let taken = self.take(d, ctx, token);
+                    let (taken, _) = self.take(d, false, ctx, token);
                     self.held.extend_from_slice(&d[taken..]);
                 } else {
                     self.held.extend_from_slice(d);
@@ -172,16 +172,21 @@ impl Conn {
     }
 
     /// Gives the session as much of `src` as it takes, processing as it
-    /// goes (`driver::drive`); returns how much it took.
-    fn take(&mut self, src: &[u8], ctx: &Ctx, token: usize) -> usize {
-        let mut sock = Received { src, taken: 0 };
+    /// goes (`driver::drive`), then the EOF if `eof`; returns how much it
+    /// took and what the connection waits for.
+    fn take(&mut self, src: &[u8], eof: bool, ctx: &Ctx, token: usize) -> (usize, Pause) {
+        let mut sock = Received { src, taken: 0, eof };
         let gen = self.gen.into();
         let process = &mut |s: &mut Session| ctx.process(s, token, gen);
         let (s, now, stopping) = (&mut self.session, ctx.now, ctx.stopping);
         // A turn's end is for sockets that others wait beside: what was
         // received is all taken now.
-        while driver::drive(s, &mut sock, &mut ctx.lent(), now, stopping, process) == Pause::Turn {}
-        sock.taken
+        loop {
+            match driver::drive(s, &mut sock, &mut ctx.lent(), now, stopping, process) {
+                Pause::Turn => {}
+                pause => return (sock.taken, pause),
+            }
+        }
     }
 
     /// A task's result, applied now or once the send in flight completes.
@@ -230,48 +235,26 @@ impl Conn {
     /// receive. Pushes what it needs to `sqes`. False when the connection
     /// is finished and should be closed.
     pub fn drive(&mut self, token: usize, ctx: &Ctx, sqes: &mut Vec<squeue::Entry>) -> bool {
-        if self.closing || self.linger.is_some() {
-            self.arm_recv(token, sqes);
-            return true;
-        }
-        if self.sending == Sending::Idle {
+        if self.sending == Sending::Idle && !self.closing && self.linger.is_none() {
             if let Some(done) = self.done.take() {
                 self.session.complete(done);
-                // Input may have arrived while the task ran.
-                ctx.process(&mut self.session, token, self.gen.into());
             }
-            loop {
-                // A file's bytes in the pipe are still in `out` until
-                // spliced to the socket, so `Send` covers them too.
-                match self.session.next(ctx.stopping) {
-                    Next::Send if !self.submit_output(token, ctx.stopping, sqes) => return false,
-                    Next::Send => break,
-                    Next::Close => return false,
-                    Next::Recv | Next::Wait => {}
-                }
-                // Output is out: pipelined requests already buffered in
-                // the session, then held input.
-                ctx.process(&mut self.session, token, self.gen.into());
-                if !self.flushed() {
-                    continue;
-                }
-                let held = std::mem::take(&mut self.held);
-                let taken = self.take(&held, ctx, token);
-                self.held = held;
-                self.held.drain(..taken);
-                if self.held.is_empty() && self.held.capacity() > HELD_MAX {
-                    self.held = Vec::new();
-                }
-                if self.held.is_empty() && self.eof && self.flushed() {
-                    self.session.conn.feed_eof();
-                    ctx.process(&mut self.session, token, self.gen.into());
-                }
-                if self.flushed() {
-                    if self.session.is_done() {
-                        return false;
-                    }
-                    break;
-                }
+            // Output is out, or a task's result came: what the session
+            // already holds is decoded before the input held here.
+            ctx.process(&mut self.session, token, self.gen.into());
+            let held = std::mem::take(&mut self.held);
+            let (taken, pause) = self.take(&held, self.eof, ctx, token);
+            self.held = held;
+            self.held.drain(..taken);
+            if self.held.is_empty() && self.held.capacity() > HELD_MAX {
+                self.held = Vec::new();
+            }
+            // A file's bytes in the pipe are still in `out` until spliced
+            // to the socket, so a send covers them too.
+            match pause {
+                Pause::Writable if !self.submit_output(token, ctx.stopping, sqes) => return false,
+                Pause::Close => return false,
+                _ => {}
             }
         }
         self.arm_recv(token, sqes);
@@ -436,11 +419,13 @@ impl Conn {
 }
 
 /// Received bytes as the drive loop reads them, copied from the ring's
-/// buffer or what the connection held. Output goes through the ring, so
-/// a send is said blocked: the drive stops for it to be submitted.
+/// buffer or what the connection held, then the EOF if it came. Output
+/// goes through the ring, so a send is said blocked: the drive stops for
+/// it to be submitted.
 struct Received<'a> {
     src: &'a [u8],
     taken: usize,
+    eof: bool,
 }
 
 impl Socket for Received<'_> {
@@ -450,7 +435,7 @@ impl Socket for Received<'_> {
 
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let rest = &self.src[self.taken..];
-        if rest.is_empty() {
+        if rest.is_empty() && !self.eof {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let n = rest.len().min(buf.len());

@@ -12,9 +12,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::accept::{self, Accepted, ConnLimit};
+use super::driver::{self, Lent, Pause, Socket};
 use super::handlers::App;
 use super::linger::{drop_input, Linger};
-use super::session::{Next, Session};
+use super::outq::{OutQueue, Wrote};
+use super::session::Session;
 use super::shutdown::{Shutdown, TICK};
 use super::sockopt;
 use super::ServerConfig;
@@ -74,65 +76,69 @@ pub fn serve(
     let _ = stream.set_read_timeout(Some(TICK));
     let _ = stream.set_write_timeout(Some(TICK));
     let mut s = Session::accepted_at(Arc::clone(limits), accepted);
+    // The first read does not wait when the clock has already run out:
+    // the connection is judged on what it sent while it waited, so a
+    // backlog of expired slow clients is shed at the pace of one read
+    // each, not one tick each.
+    let now = Instant::now();
+    let expired = s.deadline(now).is_some_and(|d| now >= d);
+    let mut sock = Blocking {
+        stream: &stream,
+        read_now: expired,
+        read: false,
+        waited: None,
+    };
     // Deadlines wait for one read: a connection whose clock ran out in
     // the queue may have sent its request meanwhile.
     let mut read_once = false;
-    // That read does not wait when the clock has already run out: the
-    // connection is judged on what it sent while it waited, so a backlog
-    // of expired slow clients is shed at the pace of one read each, not
-    // one tick each.
-    let now = Instant::now();
-    let expired = s.deadline(now).is_some_and(|d| now >= d);
     // A read found nothing for a whole tick after shutdown began.
     let mut quiet_since_stop = false;
     let mut stop = StopClock::new(grace, feed);
+    // No lent buffers: a thread serves one connection, whose own are warm.
+    let lent = &mut Lent::none();
+    let process = &mut |s: &mut Session| process_inline(s, app);
     loop {
-        process_inline(&mut s, app);
         // Deadlines are checked after every read, not only when a read
         // times out: a client trickling a byte every few milliseconds never
         // lets a read time out and would hold this worker for ever.
         if read_once && expired_now(&mut s, &stream) {
             s.on_timeout();
         }
-        if !flush(&mut stream, &mut s, shutdown, &mut stop) {
+        if stop.expired(shutdown) {
             break;
         }
-        // All output is out: `next` says close, wait or read.
-        let next = s.next(shutdown.is_set());
-        if next == Next::Close || stop.expired(shutdown) {
-            break;
-        }
-        if shutdown.is_set() {
+        let stopping = shutdown.is_set();
+        let between = s.conn.phase() == Phase::Idle && s.out.is_empty();
+        if stopping {
             // Between requests the connection ends, but only once a read
             // has found nothing: a request the client sent just before
             // (or one that waited in the pool's queue) is answered, with
             // `Connection: close`, instead of being reset unread.
-            if s.conn.phase() == Phase::Idle && quiet_since_stop {
+            if between && quiet_since_stop {
                 break;
             }
-        } else if s.conn.phase() == Phase::Idle && feed.others_waiting() {
+        } else if between && feed.others_waiting() {
             // The next response says `Connection: close`, so the client
             // learns of the close safely instead of racing an idle close.
             s.close_after_response();
         }
-        if next == Next::Wait {
-            continue;
-        }
-        let read = if expired && !read_once {
-            read_now(&mut stream, s.conn.read_buf())
-        } else {
-            stream.read(s.conn.read_buf())
-        };
-        read_once = true;
-        match read {
-            Ok(0) => s.conn.feed_eof(),
-            Ok(n) => {
-                s.conn.filled(n);
-                s.on_read(Instant::now(), n);
+        // One read a drive, so the clocks above are looked at after each.
+        sock.read = false;
+        let pause = driver::drive(&mut s, &mut sock, lent, Instant::now(), stopping, process);
+        read_once |= sock.read;
+        match pause {
+            Pause::Close => break,
+            // Output waited a tick without progress.
+            Pause::Writable => {
+                let now = Instant::now();
+                if s.deadline(now).is_some_and(|d| now >= d) {
+                    break;
+                }
+                feed.stalled();
             }
-            Err(e) if is_timeout(&e) => {
+            Pause::Readable if sock.waited.is_some() => {
                 // EINTR (the shutdown signal itself) is not a quiet tick.
-                if shutdown.is_set() && e.kind() != io::ErrorKind::Interrupted {
+                if stopping && sock.waited != Some(io::ErrorKind::Interrupted) {
                     quiet_since_stop = true;
                 }
                 feed.stalled();
@@ -143,11 +149,59 @@ pub fn serve(
                     break;
                 }
             }
-            Err(_) => break,
+            _ => {}
         }
     }
     if s.conn.should_linger() {
         linger(&mut stream);
+    }
+}
+
+/// A blocking socket as the drive loop uses it: its reads and writes wait
+/// at most a TICK (said as WouldBlock, as is EINTR), and it reads once per
+/// drive.
+struct Blocking<'a> {
+    stream: &'a TcpStream,
+    /// The next read takes what has arrived and does not wait.
+    read_now: bool,
+    /// This drive has read.
+    read: bool,
+    /// Why the last read returned nothing: it waited its tick, or a signal
+    /// came.
+    waited: Option<io::ErrorKind>,
+}
+
+impl Socket for Blocking<'_> {
+    fn send(&mut self, out: &mut OutQueue, _: u64) -> io::Result<Wrote> {
+        match out.write_once(&mut self.stream) {
+            Ok(Some(true)) => Ok(Wrote::All),
+            // Progress: back to the serve loop, which looks at its clocks.
+            Ok(Some(false)) => Ok(Wrote::Budget),
+            Ok(None) => Ok(Wrote::Blocked),
+            Err(e) if is_timeout(&e) => Ok(Wrote::Blocked),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read = true;
+        let read = match std::mem::take(&mut self.read_now) {
+            true => read_now(self.stream, buf),
+            false => (&mut &*self.stream).read(buf),
+        };
+        self.waited = read
+            .as_ref()
+            .err()
+            .filter(|e| is_timeout(e))
+            .map(io::Error::kind);
+        match read {
+            Err(e) if is_timeout(&e) => Err(io::ErrorKind::WouldBlock.into()),
+            r => r,
+        }
+    }
+
+    fn may_recv(&self) -> bool {
+        !self.read
     }
 }
 
@@ -298,39 +352,10 @@ impl<'a> StopClock<'a> {
     }
 }
 
-/// Writes all queued output, waiting as long as the peer makes progress
-/// and the shutdown grace period lasts. Returns false if the connection is
-/// dead or must be given up.
-fn flush(
-    stream: &mut TcpStream,
-    s: &mut Session,
-    shutdown: &Shutdown,
-    stop: &mut StopClock,
-) -> bool {
-    while !s.out.is_empty() {
-        if stop.expired(shutdown) {
-            return false;
-        }
-        let before = s.out.queued();
-        match s.out.write_once(stream) {
-            Ok(_) if s.out.queued() < before => s.on_write(Instant::now()),
-            Err(e) if !is_timeout(&e) => return false,
-            _ => {
-                let now = Instant::now();
-                if s.deadline(now).is_some_and(|d| now >= d) {
-                    return false;
-                }
-                stop.feed.stalled();
-            }
-        }
-    }
-    true
-}
-
 /// One read that takes what has arrived and does not wait for more.
-fn read_now(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+fn read_now(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
     stream.set_nonblocking(true)?;
-    let read = stream.read(buf);
+    let read = (&mut &*stream).read(buf);
     stream.set_nonblocking(false)?;
     read
 }

@@ -1,10 +1,10 @@
-//! The drive loop of every model that gives a connection a non-blocking
-//! socket (event loop, reactors, async, async-local): send, process,
-//! receive, in `Session::next`'s order, until the socket blocks, the turn
-//! is over, a task must run or the exchange ends. The model supplies the
-//! socket's two calls and says what a pause means for it (an epoll edge, an
-//! await); this file owns the order, the turn's bounds and the lending of
-//! the worker's buffers.
+//! The drive loop every model follows: send, process, receive, in
+//! `Session::next`'s order, until the socket blocks, the turn is over, a
+//! task must run or the exchange ends. The model supplies its socket's
+//! calls (a blocking or non-blocking socket, or bytes its ring received)
+//! and says what a pause means for it (a tick's wait, an epoll edge, an
+//! await, a ring entry); this file owns the order, the turn's bounds and
+//! the lending of the worker's buffers.
 
 use std::io;
 use std::time::Instant;
@@ -57,6 +57,17 @@ pub enum Pause {
 pub struct Lent {
     scratch: Vec<u8>,
     warm: Warm,
+}
+
+impl Lent {
+    /// Nothing to lend: the connection reads into its own buffers (a
+    /// thread that serves one connection).
+    pub fn none() -> Lent {
+        Lent {
+            scratch: Vec::new(),
+            warm: Warm::default(),
+        }
+    }
 }
 
 impl Default for Lent {
@@ -127,7 +138,7 @@ pub fn drive(
             return Pause::Turn;
         }
         reads += 1;
-        let lend_it = s.conn.is_between_requests();
+        let lend_it = s.conn.is_between_requests() && !lent.scratch.is_empty();
         let buf = if lend_it {
             &mut lent.scratch[..]
         } else {

@@ -81,7 +81,7 @@ pub fn serve(
     // backlog of expired slow clients is shed at the pace of one read
     // each, not one tick each.
     let now = Instant::now();
-    let expired = s.deadline(now).is_some_and(|d| now >= d);
+    let expired = s.is_expired(now);
     let mut sock = Blocking {
         stream: &stream,
         read_now: expired,
@@ -108,7 +108,7 @@ pub fn serve(
             break;
         }
         let stopping = shutdown.is_set();
-        let between = s.conn.phase() == Phase::Idle && s.out.is_empty();
+        let between = s.is_idle();
         if stopping {
             // Between requests the connection ends, but only once a read
             // has found nothing: a request the client sent just before
@@ -131,7 +131,7 @@ pub fn serve(
             // Output waited a tick without progress.
             Pause::Writable => {
                 let now = Instant::now();
-                if s.deadline(now).is_some_and(|d| now >= d) {
+                if s.is_expired(now) {
                     break;
                 }
                 feed.stalled();
@@ -300,14 +300,14 @@ pub fn serve_serially(
 /// cut for bytes this worker has yet to read.
 fn expired_now(s: &mut Session, stream: &TcpStream) -> bool {
     let now = Instant::now();
-    if !s.deadline(now).is_some_and(|d| now >= d) {
+    if !s.is_expired(now) {
         return false;
     }
     if s.conn.phase() != Phase::Body {
         return true;
     }
     s.note_unread(sockopt::unread(stream.as_fd()));
-    s.deadline(now).is_some_and(|d| now >= d)
+    s.is_expired(now)
 }
 
 /// Decodes and answers what the input holds, running the handlers'

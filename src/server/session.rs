@@ -532,6 +532,16 @@ impl Session {
         }
     }
 
+    /// Whether the deadline (`deadline`) has passed at `now`.
+    pub fn is_expired(&mut self, now: Instant) -> bool {
+        self.deadline(now).is_some_and(|d| now >= d)
+    }
+
+    /// Between requests with nothing to send: closed first when stopping.
+    pub fn is_idle(&self) -> bool {
+        self.conn.phase() == Phase::Idle && self.out.is_empty()
+    }
+
     /// The deadline passed: answer 408 if a request was partly received.
     /// The connection is finished afterwards.
     pub fn on_timeout(&mut self) {

@@ -21,7 +21,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::http::{Limits, Phase};
+use crate::http::Limits;
 use crate::server::accept::{self, ConnLimit, ConnSlot};
 use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::handlers::{App, Response};
@@ -341,7 +341,10 @@ impl Conn {
         // Once stopping, an idle connection is given one TICK for a request
         // its client sent just before (answered with `Connection: close`
         // rather than reset unread), then closed.
-        let idle_until = self.stop_seen.filter(|_| self.idle()).map(|t| t + TICK);
+        let idle_until = self
+            .stop_seen
+            .filter(|_| self.session.is_idle())
+            .map(|t| t + TICK);
         let until = deadline.into_iter().chain(idle_until).min();
         let stop = (self.stop_seen.is_none()).then_some(&shared.stop);
         let woke = if until.is_some_and(|u| now >= u) {
@@ -383,13 +386,9 @@ impl Conn {
                     self.timed_out();
                     return false;
                 }
-                !(idle_until.is_some_and(|t| now >= t) && self.idle())
+                !(idle_until.is_some_and(|t| now >= t) && self.session.is_idle())
             }
         }
-    }
-
-    fn idle(&self) -> bool {
-        self.session.conn.phase() == Phase::Idle && self.session.out.is_empty()
     }
 
     /// The deadline passed: a 408 if a request was partly received, written

@@ -377,11 +377,8 @@ impl<'a> Reactor<'a> {
                 }
                 continue;
             }
-            let expired = c.session.deadline(now).is_some_and(|d| now >= d);
-            let idle = |c: &ClientSocket| {
-                c.session.conn.phase() == crate::http::Phase::Idle && c.session.out.is_empty()
-            };
-            let idle_stop = close_idle && idle(c);
+            let expired = c.session.is_expired(now);
+            let idle_stop = close_idle && c.session.is_idle();
             if expired {
                 c.session.on_timeout();
             }
@@ -392,7 +389,7 @@ impl<'a> Reactor<'a> {
                     Pause::Close => closing.push(token),
                     // A response still being written (e.g. to a request
                     // just read) keeps the connection until it is out.
-                    _ if expired || (idle_stop && idle(c)) => closing.push(token),
+                    _ if expired || (idle_stop && c.session.is_idle()) => closing.push(token),
                     Pause::Turn => self.again.push(token),
                     _ => {}
                 }

@@ -132,7 +132,7 @@ impl Conn {
 
     /// Idle between requests with nothing to send (closed when stopping).
     pub fn is_idle(&self) -> bool {
-        self.session.conn.phase() == crate::http::Phase::Idle && self.flushed()
+        self.session.is_idle() && self.in_pipe == 0
     }
 
     /// A multishot receive completion: `data` (None: the receive ended

@@ -416,7 +416,7 @@ impl<'a> Worker<'a> {
                 }
                 continue;
             }
-            let expired = c.session.deadline(now).is_some_and(|d| now >= d);
+            let expired = c.session.is_expired(now);
             if expired && c.is_sending() {
                 // A stalled peer: its send is not waited for.
                 dead.push(token);

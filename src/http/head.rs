@@ -69,9 +69,6 @@ impl HeadScan {
 /// head that arrived whole (`plain_head`), and step by step for the rest,
 /// which gives every error in its order; tests/fuzz.rs feeds every case
 /// whole and byte by byte and wants the same events from both.
-// Inlined into the connection's one caller: out of line, the head is
-// returned through one more frame.
-#[inline]
 pub(crate) fn parse_request(
     data: &[u8],
     scan: &mut HeadScan,

@@ -62,7 +62,6 @@ const TOKEN: [bool; 256] = {
 /// How many bytes from `data[from]` on are tchars. Byte by byte, as methods
 /// and names are too short for a word test to pay; an iterator, so no bounds
 /// check per byte.
-#[inline]
 fn token_run(data: &[u8], from: usize) -> usize {
     let rest = data.get(from..).unwrap_or_default();
     rest.iter()
@@ -78,7 +77,6 @@ fn token_run(data: &[u8], from: usize) -> usize {
 /// borrow or carry only flows from such a byte to the bytes after it, so the
 /// first flagged byte (the lowest, read little-endian) is the first one out
 /// of range.
-#[inline]
 fn ascii_run(data: &[u8], from: usize, lowest: u8) -> usize {
     let mut i = from;
     while let Some(word) = data.get(i..i + 8) {

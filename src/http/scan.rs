@@ -14,13 +14,11 @@ pub(crate) const HIGH: u64 = 0x8080_8080_8080_8080;
 /// (read little-endian): subtracting one from a zero byte borrows from the
 /// next, so a byte of 0x01 after a zero is flagged too. No byte before the
 /// first zero is ever flagged, so the lowest flag is exact.
-#[inline]
 fn zero_bytes(x: u64) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGH
 }
 
 /// The index of the first byte of `hay` that is one of `needles`.
-#[inline]
 pub(crate) fn find_any<const N: usize>(hay: &[u8], needles: [u8; N]) -> Option<usize> {
     let hits = |word: &[u8]| {
         let x = u64::from_le_bytes(word.try_into().unwrap());

@@ -10,7 +10,6 @@ use super::scan::find_any;
 /// Splits a target into path and query ranges (offsets relative to `base`).
 /// Absolute-form targets lose their scheme and authority. A target with a
 /// fragment is refused: the pass that looks for the query looks for it.
-#[inline]
 pub(crate) fn split_target(
     t: &[u8],
     base: usize,

@@ -6,7 +6,6 @@
 //! together, the lines arrive in about the time of one.
 
 /// Starts loading every cache line of `x` into the cache, without waiting.
-#[inline]
 pub fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     {

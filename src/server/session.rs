@@ -404,7 +404,6 @@ impl Session {
     /// queued output goes out first (what is decoded after it waits behind
     /// it); a finished exchange closes; when `stopping`, the next response
     /// says `Connection: close`; then input, if reading can help.
-    #[inline]
     pub fn next(&mut self, stopping: bool) -> Next {
         if !self.out.is_empty() {
             return Next::Send;

@@ -167,3 +167,6 @@ pub fn drive(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -30,5 +30,13 @@ if __name__ == "__main__":
     PORT, EXTRA = int(sys.argv[1]), int(sys.argv[2])
     srv = socket.create_server(("127.0.0.1", PORT), backlog=128)
     while True:
-        c, _ = srv.accept()
-        threading.Thread(target=serve, args=(c,), daemon=True).start()
+        # Its one bug is the extra bytes: a connection reset before it was
+        # accepted, or no thread to spare, must not end the server.
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            continue
+        try:
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+        except RuntimeError:
+            c.close()

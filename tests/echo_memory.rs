@@ -22,6 +22,14 @@ per_model!(
 const CONNS: usize = 100;
 /// Each body's length: `--max-body`'s default, the largest `/echo` takes.
 const BODY: usize = 8 * 1024 * 1024;
+/// What the hold phase sends of each body at most. A server that read and
+/// held bodies would hold this much each, past `RSS_LIMIT_KB` with
+/// `CONNS` of them; a server that streams leaves it in kernel buffers,
+/// and the whole body (800 MiB over 100 connections) held there puts the
+/// machine's TCP memory under pressure: the kernel then drops loopback
+/// segments, and a connection stalled in retransmission backoff for 30 s
+/// is closed by the server's timeout.
+const HOLD: usize = 4 * 1024 * 1024;
 /// The bound on the server's RSS with all of them held.
 const RSS_LIMIT_KB: u64 = 300 * 1024;
 /// Client socket buffers: small, so what the kernel holds on the client's
@@ -34,6 +42,12 @@ const STALL: Duration = Duration::from_millis(1500);
 /// Bound on each phase, so a broken server fails the test instead of
 /// hanging it.
 const PHASE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Held by each model's hold test: two of them at once (half a GiB of
+/// kernel buffers each) would bring on the TCP memory pressure `HOLD`
+/// keeps a single one from. nextest's `socket-memory` group does the same
+/// across processes.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The byte at `pos` of connection `i`'s body: differs per connection and
 /// position, so a mixed-up or shifted echo shows.
@@ -185,23 +199,24 @@ fn poll_all(clients: &[Client], events: i16, wait: Duration) {
 }
 
 fn regression_echo_held_every_unfinished_body_in_memory(model: &str) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let server = TestServer::start(model, &[]);
     let baseline = peak_rss_kb(server.pid());
     let mut clients: Vec<Client> = (0..CONNS).map(|_| Client::connect(&server)).collect();
 
-    // Hold: every body sent but its last byte, the responses not read; the
-    // clients send until the server takes nothing more.
+    // Hold: the first `HOLD` bytes of every body sent, the responses not
+    // read; the clients send until the server takes nothing more.
     let started = Instant::now();
     let mut last_progress = Instant::now();
     while last_progress.elapsed() < STALL && started.elapsed() < PHASE_LIMIT {
         let mut moved = 0;
         for (i, c) in clients.iter_mut().enumerate() {
-            moved += c.send(i, BODY - 1);
+            moved += c.send(i, HOLD);
         }
         if moved > 0 {
             last_progress = Instant::now();
         }
-        if clients.iter().all(|c| c.sent == BODY - 1) {
+        if clients.iter().all(|c| c.sent == HOLD) {
             break;
         }
         poll_all(&clients, libc::POLLOUT, Duration::from_millis(100));

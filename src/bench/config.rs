@@ -199,7 +199,7 @@ pub struct ClientOptions {
     pub log_to_stderr: bool,
 }
 
-/// Largest -b: the kernel caps buffers at net.core.[rw]mem_max anyway,
+/// Largest -b: the kernel caps buffers at `net.core.[rw]mem_max` anyway,
 /// and a bigger value is a typo, not a wish.
 pub const MAX_SOCKET_BUFFER: usize = 1 << 30;
 

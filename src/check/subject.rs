@@ -69,7 +69,7 @@ impl Refs {
 pub struct Options {
     /// Only these ids (None: every one the families hold).
     pub only: Option<Vec<String>>,
-    /// Only the framing and connection families, at [`Pace::QUICK`].
+    /// Only the framing and connection families, at `Pace::QUICK`.
     pub quick: bool,
     /// The whole check's time; families not begun by then are skipped.
     pub limit: Duration,

@@ -1,6 +1,5 @@
-//! Accepting connections without spinning or dying: shutdown-aware waits,
-//! a max-connections bound, back-off on EMFILE and friends, and closing
-//! the listener the moment shutdown begins.
+//! Accepting connections: shutdown-aware waits, a connection limit,
+//! back-off on EMFILE and the like, and closing the listener at shutdown.
 
 use std::collections::VecDeque;
 use std::io;
@@ -14,8 +13,8 @@ use nix::poll::{poll, PollFd, PollFlags};
 
 use super::shutdown::{poll_timeout, Shutdown, TICK};
 
-/// How long to stop accepting after running out of descriptors or memory:
-/// retrying at once would spin at 100% CPU while the condition lasts.
+/// Pause after running out of descriptors or memory; retrying at once
+/// would spin while the shortage lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Counts open connections against the configured maximum.
@@ -51,19 +50,17 @@ impl ConnLimit {
         self.active() >= self.max
     }
 
-    /// Takes a slot; the caller has checked `is_full`, and a slight
-    /// overshoot from a race between workers is harmless.
+    /// Takes a slot; callers check `is_full` first, and a small overshoot
+    /// from racing workers is harmless.
     pub fn take(&self) -> ConnSlot {
         self.active.fetch_add(1, Ordering::AcqRel);
         ConnSlot(Arc::clone(&self.active))
     }
 }
 
-/// What every model does after accept(2) failed (other than for want of
-/// a connection): None, take the next at once (that one connection was
-/// aborted, or a signal came); else pause this long before accepting
-/// again (out of descriptors or memory, which retrying at once would spin
-/// on), saying on stderr what is not such a passing shortage.
+/// The pause before accepting again after accept(2) failed: None for one
+/// aborted connection or a signal, else a back-off (logging any error
+/// that is not a passing shortage).
 pub fn after_error(e: &io::Error) -> Option<Duration> {
     if matches!(
         e.kind(),
@@ -77,8 +74,8 @@ pub fn after_error(e: &io::Error) -> Option<Duration> {
     Some(ACCEPT_BACKOFF)
 }
 
-/// Whether an accept error is a passing resource shortage (back off and
-/// retry) rather than something about the listener itself.
+/// Whether an accept error is a passing resource shortage rather than a
+/// fault of the listener itself.
 fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
@@ -97,10 +94,9 @@ fn is_transient(e: &io::Error) -> bool {
     )
 }
 
-/// Waits until the listener has a connection to accept, for at most `timeout`.
-/// A listener shut by `stop_listening` polls as hung up (and readable):
-/// nothing waits there, so a worker does not give up its keep-alive
-/// connection for it.
+/// Waits up to `timeout` for a connection to accept. A listener shut by
+/// `stop_listening` polls as hung up and counts as not readable, so a
+/// worker does not give up its keep-alive connection for it.
 pub fn readable(listener: &TcpListener, timeout: Duration) -> bool {
     let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
     if !matches!(poll(&mut fds, poll_timeout(timeout)), Ok(n) if n > 0) {
@@ -111,10 +107,9 @@ pub fn readable(listener: &TcpListener, timeout: Duration) -> bool {
         .is_some_and(|r| r.contains(PollFlags::POLLIN) && !r.contains(PollFlags::POLLHUP))
 }
 
-/// Waits up to `timeout` for the listener or for shutdown, whichever
-/// comes first, so shutdown is seen at once rather than a TICK later.
-/// True if shutdown began: in a prefork worker, its master's (the wake-up
-/// descriptor is inherited), before the worker's own signal arrives.
+/// Waits up to `timeout` for the listener or for shutdown, so shutdown is
+/// seen at once; true if it began (in a prefork worker, also the master's,
+/// through the inherited wake-up descriptor).
 fn wait(listener: &TcpListener, shutdown: &Shutdown, timeout: Duration) -> bool {
     let Some(wake) = shutdown.wake_fd() else {
         readable(listener, timeout);
@@ -128,28 +123,24 @@ fn wait(listener: &TcpListener, shutdown: &Shutdown, timeout: Duration) -> bool 
     fds[1].any().unwrap_or(false)
 }
 
-/// Stops listening now, for every process that shares the socket:
-/// connections that arrive later are refused (RST) instead of waiting in
-/// a backlog that nobody will accept from, and those already queued are
-/// reset at once instead of when the last descriptor closes (after the
-/// in-flight work drains). Safe to call more than once.
+/// Stops listening for every process sharing the socket, so new and
+/// queued connections are reset now rather than after the drain. Safe to
+/// call more than once.
 pub fn stop_listening(listener: &TcpListener) {
     let _ = socket2::SockRef::from(listener).shutdown(std::net::Shutdown::Read);
 }
 
-/// accept(2) on a socket that no longer listens: prefork's master shut the
-/// listener all its workers share.
+/// accept(2) failed because prefork's master shut the shared listener.
 fn stopped_listening(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EINVAL)
 }
 
-/// A connection just accepted, its slot, and when: its deadlines run from
-/// then, however long it waits for a worker.
+/// A connection, its slot, and when it was accepted: its deadlines run
+/// from then, however long it waits for a worker.
 pub type Accepted = (TcpStream, ConnSlot, Instant);
 
-/// Accepts the next connection on a non-blocking listener, waiting in
-/// TICK steps; None once shutdown is set or the listener was shut.
-/// Respects the connection limit.
+/// Accepts the next connection within the limit, waiting in TICK steps;
+/// None once shutdown is set or the listener was shut.
 pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> Option<Accepted> {
     loop {
         if shutdown.is_set() {
@@ -176,23 +167,17 @@ pub fn next(listener: &TcpListener, limit: &ConnLimit, shutdown: &Shutdown) -> O
     }
 }
 
-/// One accept(2) on a non-blocking listener: the connection blocking (its
-/// reads and writes wait, with timeouts), its slot taken, its clock
-/// started.
+/// One accept(2): the connection made blocking (its IO uses timeouts),
+/// its slot taken and its clock started.
 fn accept_one(listener: &TcpListener, limit: &ConnLimit) -> io::Result<Accepted> {
     let (stream, _) = listener.accept()?;
     let _ = stream.set_nonblocking(false);
     Ok((stream, limit.take(), Instant::now()))
 }
 
-/// Accepts every connection waiting in the listener's backlog, up to the
-/// connection limit, onto the end of `waiting`, without waiting for more;
-/// returns how many. A serial worker calls this when the connection it
-/// serves stalls: the kernel's backlog runs no clock, so a connection
-/// waiting there would reach the worker with its whole timeout ahead of
-/// it, while one accepted here is judged from now. Any error (the backlog
-/// is empty, descriptors ran out, the listener was shut) ends the round:
-/// what is left waits in the kernel for `next`, which handles each error.
+/// Moves backlog connections onto `waiting` (up to the limit, no waiting)
+/// for a stalled serial worker, so their deadlines start now: the kernel's
+/// backlog runs no clock. Any error ends the round and is left to `next`.
 pub fn take_backlog(
     listener: &TcpListener,
     limit: &ConnLimit,

@@ -1,7 +1,6 @@
-//! Drives a `Session` over a blocking socket: the IO loop shared by every
-//! model that serves a connection with blocking reads and writes, and the
-//! serial worker that accepts and serves one connection at a time (a
-//! model's whole loop, or each forked process's).
+//! Drives a `Session` over a blocking socket: the IO loop of every model
+//! that serves with blocking reads and writes, and the serial worker that
+//! accepts and serves one connection at a time (alone, or per fork).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -22,27 +21,21 @@ use super::sockopt;
 use super::ServerConfig;
 use crate::http::{Limits, Phase};
 
-/// Stack of a thread serving connections (a thread per connection, a
-/// pool's workers): the handlers need little, and E1 runs 1,000 of them
-/// at once.
+/// Stack of a thread serving connections: the handlers need little, and a
+/// thread-per-connection model runs many such threads at once.
 pub const STACK_SIZE: usize = 256 * 1024;
 
 /// What a blocking worker asks of whatever feeds it connections.
 pub trait Feed {
-    /// Another connection is queued for this worker: then the current one
-    /// gets `Connection: close` on its next response instead of holding
-    /// the worker through its keep-alive idle time.
+    /// Another connection waits for this worker: the current one then gets
+    /// `Connection: close` instead of holding it through its idle time.
     fn others_waiting(&self) -> bool;
     /// Shutdown was just seen while serving: stop taking connections now,
-    /// not when this one ends. The iterative model closes its listener
-    /// here; models with an accepting thread of their own do nothing.
+    /// not when this one ends (models with an accepting thread do nothing).
     fn stop_accepting(&self) {}
-    /// The connection being served made no progress for a tick (a silent
-    /// or trickling client, or a reader that takes nothing): a worker fed
-    /// straight from the kernel's backlog accepts what waits there now,
-    /// so those connections' clocks start instead of each reaching the
-    /// worker with its whole timeout ahead of it. Models that accept
-    /// eagerly already stamp their connections and do nothing.
+    /// The connection made no progress for a tick: a worker fed from the
+    /// kernel's backlog accepts what waits there, so their clocks start now
+    /// rather than when each reaches the worker. Others do nothing.
     fn stalled(&self) {}
 }
 
@@ -57,11 +50,9 @@ impl Feed for Alone {
 }
 
 /// Serves one connection until it closes. Its clocks run from `accepted`,
-/// so time spent waiting for a worker counts against a silent or slow
-/// client, and a queue full of them drains at once instead of holding
-/// each worker for a whole timeout. Once shutdown has been set for
-/// `grace`, the connection is dropped even mid-transfer: the iterative
-/// model serves on the main thread, so nothing else would bound its exit.
+/// so time queued for a worker counts against a slow client. Once shutdown
+/// is `grace` old it is dropped even mid-transfer: the iterative model
+/// serves on the main thread, so nothing else would bound its exit.
 pub fn serve(
     mut stream: TcpStream,
     accepted: Instant,
@@ -76,10 +67,8 @@ pub fn serve(
     let _ = stream.set_read_timeout(Some(TICK));
     let _ = stream.set_write_timeout(Some(TICK));
     let mut s = Session::accepted_at(Arc::clone(limits), accepted);
-    // The first read does not wait when the clock has already run out:
-    // the connection is judged on what it sent while it waited, so a
-    // backlog of expired slow clients is shed at the pace of one read
-    // each, not one tick each.
+    // The first read does not wait if the clock already ran out: judged on
+    // what it sent while queued, an expired client costs a read, not a tick.
     let now = Instant::now();
     let expired = s.is_expired(now);
     let mut sock = Blocking {
@@ -98,9 +87,8 @@ pub fn serve(
     let lent = &mut Lent::none();
     let process = &mut |s: &mut Session| process_inline(s, app);
     loop {
-        // Deadlines are checked after every read, not only when a read
-        // times out: a client trickling a byte every few milliseconds never
-        // lets a read time out and would hold this worker for ever.
+        // Checked after every read, not only on a read timeout: a trickling
+        // client never lets a read time out.
         if read_once && expired_now(&mut s, &stream) {
             s.on_timeout();
         }
@@ -110,16 +98,13 @@ pub fn serve(
         let stopping = shutdown.is_set();
         let between = s.is_idle();
         if stopping {
-            // Between requests the connection ends, but only once a read
-            // has found nothing: a request the client sent just before
-            // (or one that waited in the pool's queue) is answered, with
-            // `Connection: close`, instead of being reset unread.
+            // End between requests only once a read found nothing, so a
+            // request sent just before is answered (with close), not reset.
             if between && quiet_since_stop {
                 break;
             }
         } else if between && feed.others_waiting() {
-            // The next response says `Connection: close`, so the client
-            // learns of the close safely instead of racing an idle close.
+            // Say `Connection: close` rather than race an idle close.
             s.close_after_response();
         }
         // One read a drive, so the clocks above are looked at after each.
@@ -142,9 +127,8 @@ pub fn serve(
                     quiet_since_stop = true;
                 }
                 feed.stalled();
-                // An idle keep-alive connection yields its worker at once
-                // when another connection is waiting. A fresh connection
-                // does not: its request may be on the way.
+                // An idle keep-alive connection yields to one waiting; a
+                // fresh one does not, as its request may be on the way.
                 if s.conn.phase() == Phase::Idle && s.has_answered() && feed.others_waiting() {
                     break;
                 }
@@ -157,17 +141,15 @@ pub fn serve(
     }
 }
 
-/// A blocking socket as the drive loop uses it: its reads and writes wait
-/// at most a TICK (said as WouldBlock, as is EINTR), and it reads once per
-/// drive.
+/// A blocking socket as the drive loop uses it: reads and writes wait at
+/// most a TICK (reported as WouldBlock, as is EINTR); one read per drive.
 struct Blocking<'a> {
     stream: &'a TcpStream,
     /// The next read takes what has arrived and does not wait.
     read_now: bool,
     /// This drive has read.
     read: bool,
-    /// Why the last read returned nothing: it waited its tick, or a signal
-    /// came.
+    /// Why the last read got nothing: its tick passed, or a signal came.
     waited: Option<io::ErrorKind>,
 }
 
@@ -209,30 +191,23 @@ impl Socket for Blocking<'_> {
 /// has accepted ahead of serving them.
 struct Serial<'a> {
     listener: &'a TcpListener,
-    /// Whether this worker may stop the listener for everyone: true when
-    /// it is this model's own; false in a forked worker, whose shared
-    /// listener only the parent closes (a worker told to stop alone must
-    /// not stop the server).
+    /// Whether this worker may stop the listener for everyone: false in a
+    /// forked worker, whose shared listener only the parent closes.
     owns_listener: bool,
     /// Connections open in this worker, served and waiting: the server's
     /// connection limit (per process for prefork).
     limit: ConnLimit,
-    /// Connections taken from the backlog while the one being served
-    /// stalled, oldest first, each stamped with when it was accepted.
-    /// Their clocks run while they wait, so a backlog of slow clients
-    /// expires together and is shed at once, where from the kernel's
-    /// backlog each would reach the worker with a whole timeout ahead of
-    /// it. Still served one at a time, in arrival order.
+    /// Connections taken from the backlog while the served one stalled,
+    /// oldest first: their clocks run while they wait, so slow clients
+    /// expire together. Still served one at a time, in arrival order.
     waiting: RefCell<VecDeque<Accepted>>,
     shutdown: &'a Shutdown,
 }
 
 impl Serial<'_> {
     /// The oldest connection waiting, else the next from the listener;
-    /// None once shutdown begins. Connections still waiting then are
-    /// closed unread, as those left in the kernel's backlog are reset
-    /// when the listener is shut: only the one being served gets the
-    /// shutdown grace.
+    /// None once shutdown begins: those waiting are closed unread, like
+    /// the kernel's backlog, as only the one being served gets the grace.
     fn next(&self) -> Option<Accepted> {
         if self.shutdown.is_set() {
             return None;
@@ -261,10 +236,9 @@ impl Feed for Serial<'_> {
     }
 }
 
-/// Accepts and serves one connection at a time until shutdown: the whole
-/// of a serial model, and the loop each forked worker runs. The listener must
-/// be non-blocking. With `owns_listener`, shutdown closes it at once, even
-/// mid-connection.
+/// Accepts and serves one connection at a time until shutdown (a serial
+/// model, or a forked worker). The listener must be non-blocking; with
+/// `owns_listener`, shutdown closes it at once, even mid-connection.
 pub fn serve_serially(
     listener: &TcpListener,
     cfg: &ServerConfig,
@@ -294,10 +268,8 @@ pub fn serve_serially(
     }
 }
 
-/// Whether the connection's deadline has passed. A body is judged on its
-/// average rate counting what waits unread in the socket: an upload that
-/// queued for this worker filled its receive buffer meanwhile, and is not
-/// cut for bytes this worker has yet to read.
+/// Whether the deadline has passed, counting for a body the bytes unread
+/// in the socket: an upload queued for this worker sent them in time.
 fn expired_now(s: &mut Session, stream: &TcpStream) -> bool {
     let now = Instant::now();
     if !s.is_expired(now) {
@@ -310,9 +282,8 @@ fn expired_now(s: &mut Session, stream: &TcpStream) -> bool {
     s.is_expired(now)
 }
 
-/// Decodes and answers what the input holds, running the handlers'
-/// blocking work (hashing, writes, fsync, rename) right here: this thread serves
-/// this one connection, so nothing else waits on it.
+/// Decodes and answers the input, running blocking work right here: this
+/// thread serves only this connection, so nothing else waits on it.
 pub fn process_inline(s: &mut Session, app: &App) {
     s.process(app);
     while let Some(task) = s.take_task() {
@@ -337,9 +308,8 @@ impl<'a> StopClock<'a> {
         }
     }
 
-    /// True once shutdown has been set for longer than the grace period.
-    /// Asked after every read and write, so the first sight of shutdown
-    /// (a signal interrupts them) stops accepting at once.
+    /// True once shutdown has been set longer than the grace; the first
+    /// call that sees it stops accepting.
     fn expired(&mut self, shutdown: &Shutdown) -> bool {
         if !shutdown.is_set() {
             return false;

@@ -4,11 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-/// Bytes moved since a window began. A transfer keeps up if every window
-/// of the timeout's length moves at least rate x timeout bytes: when one
-/// has, the next begins. So a slow peer cannot bank credit from a fast
-/// start (a first write that fills the socket buffers, say), and a pause
-/// as long as the window ends the transfer.
+/// Bytes moved since a window began. Each window of the timeout's length
+/// must move rate x timeout bytes, then the next begins: a fast start banks
+/// no credit, and a pause as long as a window ends the transfer.
 #[derive(Debug, Clone, Copy)]
 pub struct RateWindow {
     since: Instant,
@@ -45,10 +43,9 @@ fn earned(bytes: u64, rate: u64) -> Duration {
     Duration::try_from_secs_f64(bytes as f64 / rate as f64).unwrap_or(Duration::MAX)
 }
 
-/// Time a request head gets: `base`, plus a second for every `rate` bytes
-/// received, up to `max` (mod_reqtimeout's `header=20-40,MinRate=500`).
-/// A legitimate head on a slow link keeps arriving and gets longer; a
-/// slowloris trickle earns next to nothing.
+/// Time a request head gets: `base`, plus a second per `rate` bytes
+/// received, up to `max` (as mod_reqtimeout), so a head on a slow link
+/// gets longer while a slowloris trickle earns next to nothing.
 pub fn header_allowance(base: Duration, max: Duration, rate: u64, bytes: u64) -> Duration {
     if rate == 0 {
         return base;
@@ -56,13 +53,10 @@ pub fn header_allowance(base: Duration, max: Duration, rate: u64, bytes: u64) ->
     base.saturating_add(earned(bytes, rate)).min(max.max(base))
 }
 
-/// A request with a body, judged on its average rate since it began
-/// (mod_reqtimeout's `body=N,MinRate=500`): it has `grace`, plus a second
-/// for every `rate` bytes of it that arrived. A slow-body client is cut
-/// after about the grace, instead of holding a blocking worker for a
-/// whole `RateWindow`; an upload that keeps up is never cut, however long
-/// it runs. The windows still apply as well, so a fast start banks no
-/// right to a trickle later.
+/// A request with a body, judged on its average rate since it began: it
+/// has `grace` plus a second per `rate` bytes arrived, so a slow body is
+/// cut after about the grace rather than a whole `RateWindow`, while an
+/// upload that keeps up never is. The windows apply as well.
 #[derive(Debug, Clone, Copy)]
 pub struct Pace {
     since: Instant,
@@ -70,9 +64,8 @@ pub struct Pace {
 }
 
 impl Pace {
-    /// A request that began at `since` (a connection's first: when it was
-    /// accepted, so time queued for a worker counts) with `bytes` (its
-    /// head) received.
+    /// A request that began at `since` (a connection's first: at
+    /// acceptance) with `bytes` (its head) received.
     pub fn new(since: Instant, bytes: u64) -> Self {
         Pace { since, bytes }
     }
@@ -86,9 +79,8 @@ impl Pace {
         self.since += waited;
     }
 
-    /// When the request falls behind, counting `unread` bytes that have
-    /// arrived but are not yet decoded; None with no minimum rate (or
-    /// beyond any clock).
+    /// When the request falls behind, counting `unread` bytes arrived but
+    /// not yet decoded; None with no minimum rate (or past any clock).
     pub fn deadline(&self, grace: Duration, rate: u64, unread: u64) -> Option<Instant> {
         if rate == 0 {
             return None;

@@ -1,10 +1,6 @@
-//! The drive loop every model follows: send, process, receive, in
-//! `Session::next`'s order, until the socket blocks, the turn is over, a
-//! task must run or the exchange ends. The model supplies its socket's
-//! calls (a blocking or non-blocking socket, or bytes its ring received)
-//! and says what a pause means for it (a tick's wait, an epoll edge, an
-//! await, a ring entry); this file owns the order, the turn's bounds and
-//! the lending of the worker's buffers.
+//! The drive loop every model follows: send, process, receive in
+//! `Session::next`'s order. Models supply the socket calls and what a pause
+//! means; this owns the order, the turn's bounds and the buffer lending.
 
 use std::io;
 use std::time::Instant;
@@ -50,10 +46,8 @@ pub enum Pause {
     Close,
 }
 
-/// What a worker lends the connection it is serving between requests: a
-/// read buffer, and the buffers a request is copied into and parsed in
-/// (`Warm`), so that an idle connection holds none, and the next request
-/// lands in memory the cache still holds.
+/// Read and parse buffers (`Warm`) a worker lends the connection it serves
+/// between requests, so an idle one holds none and requests land in cache.
 pub struct Lent {
     scratch: Vec<u8>,
     warm: Warm,
@@ -79,9 +73,8 @@ impl Default for Lent {
     }
 }
 
-/// Serves `bytes`, received for a connection between requests, in the
-/// lent buffers, for this request only: the connection keeps only what
-/// its request left.
+/// Serves `bytes`, received between requests, in the lent buffers; the
+/// connection keeps only what its request left.
 fn lend(
     warm: &mut Warm,
     s: &mut Session,
@@ -119,8 +112,7 @@ pub fn drive(
                     // Drained: pipelined requests may be waiting.
                     Ok(Wrote::All) => process(s),
                     Ok(Wrote::Blocked) => return Pause::Writable,
-                    // A fast reader of a large response takes its turn like
-                    // everyone else.
+                    // A fast reader takes turns like everyone else.
                     Ok(Wrote::Budget) => return Pause::Turn,
                     Err(_) => return Pause::Close,
                 }

@@ -1,9 +1,6 @@
-//! The one close-with-linger rule of every model: after an answer that
-//! left request bytes unread, writing is shut down and what the peer still
-//! sends is read and dropped, because closing a socket with unread input
-//! makes the kernel send RST, which can destroy the response before the
-//! client reads it. Each model does the reads its own way; when to stop is
-//! decided here.
+//! The close-with-linger rule of every model: shut down writing and drop
+//! late input, as closing with input unread sends an RST that can destroy
+//! the response. Models do the reads; this decides when to stop.
 
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
@@ -13,9 +10,9 @@ use super::shutdown::TICK;
 /// The longest a close lingers, however the peer keeps sending: a blocking
 /// worker is held for it, so it is bounded like a request's time is.
 pub const LINGER: Duration = Duration::from_secs(1);
-/// A lingering close ends once this passes with nothing received: a client
-/// that read its answer closes or stops sending within a round trip. One
-/// TICK, so the event-driven models' once-a-tick sweep can enforce it.
+/// A linger ends after this long with nothing received (a client done
+/// reading stops within a round trip); one TICK, so a once-a-tick sweep
+/// can enforce it.
 pub const LINGER_QUIET: Duration = TICK;
 
 /// A close in progress: when it must end, and when it ends unless more

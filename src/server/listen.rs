@@ -1,7 +1,6 @@
-//! The listening socket every model accepts from: backlog, SO_REUSEPORT
-//! for sibling listeners, TCP_NODELAY inherited by accepted sockets, and
-//! TCP_DEFER_ACCEPT; and the sibling listeners of the models with one
-//! listener per worker.
+//! The listening socket every model accepts from (backlog, SO_REUSEPORT,
+//! TCP_NODELAY, TCP_DEFER_ACCEPT), and the sibling listeners of models
+//! with one listener per worker.
 
 use std::net::{SocketAddr, TcpListener};
 
@@ -10,29 +9,22 @@ use socket2::{Domain, Protocol, Socket, Type};
 use super::sockopt;
 use super::ServerConfig;
 
-/// Listen backlog: E1 and E3 open 1,000 and 10,000 connections at once,
-/// and an iterative server must be able to leave them queued, not refused.
-/// The kernel caps it at net.core.somaxconn.
+/// Listen backlog: a burst of connections must queue, not be refused, for
+/// an iterative server. The kernel caps it at net.core.somaxconn.
 pub const LISTEN_BACKLOG: i32 = 65535;
 
-/// How long (seconds) the kernel holds a connection whose client has sent
-/// nothing before handing it to accept anyway (rounded up to a SYN-ACK
-/// retransmission, about one second).
+/// How long (seconds) the kernel holds a silent connection before handing
+/// it to accept anyway (rounded up to a SYN-ACK retransmission).
 const DEFER_ACCEPT_SECS: libc::c_int = 1;
 
-/// Binds a listening socket. `reuseport` sets SO_REUSEPORT before binding
-/// so that further listeners (one per reactor) can share the address.
-/// `defer` sets TCP_DEFER_ACCEPT (nginx's `deferred`, Apache httpd's
-/// default on Linux): accept returns a connection once its request has
-/// arrived, so the server is woken once per connection, not once for the
-/// handshake and again for the request, and a client that connects and
-/// says nothing ties up no worker until the deferral ends.
+/// Binds a listener; `reuseport` lets sibling listeners share the address,
+/// `defer` sets TCP_DEFER_ACCEPT so accept returns only once the request
+/// is in, saving a wake-up and keeping silent clients off the workers.
 pub fn bind(addr: SocketAddr, reuseport: bool, defer: bool) -> std::io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
     // Accepted sockets inherit TCP_NODELAY from the listener on Linux, so
-    // it is set once here instead of once per connection (a syscall per
-    // request when every request has its own connection).
+    // it is set once here rather than per connection.
     socket.set_nodelay(true)?;
     if reuseport {
         socket.set_reuse_port(true)?;
@@ -51,9 +43,8 @@ pub fn bind(addr: SocketAddr, reuseport: bool, defer: bool) -> std::io::Result<T
     Ok(socket.into())
 }
 
-/// `listener` and `n - 1` more bound to its address with SO_REUSEPORT,
-/// so the kernel spreads connections over the workers and no lock is
-/// shared; errors say which `model` asked.
+/// `listener` plus `n - 1` more on its address with SO_REUSEPORT, so the
+/// kernel spreads connections over the workers; errors name `model`.
 pub fn reuseport_listeners(
     listener: TcpListener,
     n: usize,

@@ -25,9 +25,7 @@ pub use listen::{bind, reuseport_listeners, LISTEN_BACKLOG};
 pub use models::{run, Model};
 pub use shutdown::{wait_drained, Shutdown};
 
-/// Told how many workers a model started, once they exist (a thread pool
-/// under a process limit may start fewer than asked), and any `key=value`
-/// words the model adds (io-uring: the ring features in use); `serve`
-/// prints its start-up line from them. An error stops the server before
-/// it serves.
+/// Called once a model's workers exist, with how many started (a pool may
+/// start fewer than asked) and `key=value` words for `serve`'s start-up
+/// line; an error stops the server before it serves.
 pub type Ready<'a> = &'a mut dyn FnMut(usize, &str) -> anyhow::Result<()>;

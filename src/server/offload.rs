@@ -1,10 +1,6 @@
-//! The threads that run sessions' blocking work (`Task`s: hashing a file,
-//! an upload's block writes, fsync and rename) for models whose threads
-//! must not block: an event loop that waited on the disk would hold up
-//! every other connection it serves. A task goes in with a callback that
-//! receives its result; the callback is the model's way home (a channel
-//! and a mio `Waker` for the event loops), so the pool knows nothing about
-//! any model's IO.
+//! Threads that run sessions' blocking work (`Task`s) so event loops never
+//! wait on the disk; results go back through a callback, so the pool knows
+//! nothing of any model's IO.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
@@ -13,22 +9,17 @@ use std::sync::{Arc, Mutex};
 use super::handlers::Response;
 use super::task::{Task, TaskDone};
 
-/// Threads running jobs. Jobs mostly wait on the disk (fsync), so more
-/// than the cores is fine; four hashes at once already keep two cores
-/// busy, and more would only queue behind them there.
+/// Threads running tasks; tasks mostly wait on the disk (fsync), so this
+/// may exceed the cores.
 pub const OFFLOAD_THREADS: usize = 4;
-/// Tasks waiting for a thread at most. Each connection has at most one
-/// task out, so this bounds how many connections wait for file work; past
-/// it a task is refused with 503 and `Retry-After` rather than queued
-/// without end.
+/// Most tasks waiting for a thread (a connection has one at most); past it
+/// a task gets 503 with `Retry-After` rather than queueing without end.
 pub const OFFLOAD_QUEUE: usize = 1024;
-/// Nice value of the job threads: a hash is CPU-bound for as long as the
-/// file is large, and on a busy machine an event loop woken by a client
-/// should get the CPU first (the loop's own work is short).
+/// Nice value of the pool's threads, so a long hash yields the CPU to the
+/// event loops, whose work is short.
 pub const OFFLOAD_NICE: i32 = 10;
 
-/// Receives a task's result, on the pool's thread (or the caller's, when
-/// the task is refused).
+/// Receives a task's result, on a pool thread (the caller's if refused).
 pub type Done = Box<dyn FnOnce(TaskDone) + Send>;
 
 struct Queued {
@@ -36,15 +27,15 @@ struct Queued {
     done: Done,
 }
 
-/// A fixed pool of job threads with a bounded queue. Dropping it lets the
-/// threads finish the queued jobs and exit; they are not joined, so a long
-/// job cannot hold up the server's exit past its shutdown grace.
+/// A fixed pool of threads with a bounded queue. Dropping it lets queued
+/// tasks finish; threads are not joined, so a long task cannot hold up
+/// exit past the shutdown grace.
 pub struct Offload {
     tx: SyncSender<Queued>,
 }
 
 impl Offload {
-    /// `start`, for `model`, whose name its error carries.
+    /// `start`, with errors naming `model`.
     pub fn for_model(model: &str) -> anyhow::Result<Offload> {
         Offload::start()
             .map_err(|e| anyhow::anyhow!("{model}: cannot start the offload threads: {e}"))
@@ -72,9 +63,8 @@ impl Offload {
         }
     }
 
-    /// Queues `task`; `done` gets its result. With the queue full, `done`
-    /// gets 503 at once and the task is dropped unrun (an upload's
-    /// temporary file with it).
+    /// Queues `task` for `done`; with the queue full, `done` gets 503 at
+    /// once and the task is dropped unrun (an upload's temp file with it).
     pub fn submit(&self, task: Task, done: Done) {
         match self.tx.try_send(Queued { task, done }) {
             Ok(()) => {}
@@ -87,8 +77,7 @@ impl Offload {
     }
 }
 
-/// The answer to a job the pool cannot take now (also the async model's,
-/// past the same bound).
+/// The answer to work the pool cannot take now (the async model's too).
 pub(crate) fn busy() -> Response {
     Response::error(503).header("Retry-After", "1")
 }
@@ -96,8 +85,7 @@ pub(crate) fn busy() -> Response {
 fn work(rx: &Mutex<Receiver<Queued>>) {
     lower_priority();
     loop {
-        // The lock is held only while waiting for the next task, never
-        // while one runs.
+        // Hold the lock only while waiting, never while a task runs.
         let task = match rx.lock() {
             Ok(rx) => rx.recv(),
             Err(_) => return,
@@ -105,8 +93,8 @@ fn work(rx: &Mutex<Receiver<Queued>>) {
         let Ok(Queued { task, done }) = task else {
             return; // the pool was dropped and the queue is empty
         };
-        // A task that panics answers 500 instead of leaving its connection
-        // waiting for ever and the pool a thread short.
+        // A panic answers 500 rather than strand the connection and lose
+        // a thread.
         let kind = task.kind();
         let result = catch_unwind(AssertUnwindSafe(|| task.run()))
             .unwrap_or_else(|_| Task::failed(kind, Response::error(500)));
@@ -114,8 +102,8 @@ fn work(rx: &Mutex<Receiver<Queued>>) {
     }
 }
 
-/// Gives this thread OFFLOAD_NICE. Best effort: without the permission
-/// (or on an unusual kernel) jobs run at normal priority, still correct.
+/// Gives this thread OFFLOAD_NICE; best effort, as normal priority is
+/// still correct.
 pub(crate) fn lower_priority() {
     let tid = nix::unistd::gettid().as_raw() as libc::id_t;
     // SAFETY: setpriority only reads its integer arguments; on Linux the

@@ -15,20 +15,17 @@ use bytes::Bytes;
 const COALESCE_MAX: usize = 16 * 1024;
 /// Stop decoding pipelined requests once this much output is queued.
 const HIGH_WATER: usize = 256 * 1024;
-/// Largest drained buffer kept for reuse (see `POOL`); a larger one,
-/// grown for a burst, is freed rather than held.
+/// Largest drained buffer kept for reuse; one grown for a burst is freed.
 const POOL_BUF_MAX: usize = 64 * 1024;
-/// Most bytes of drained buffers one thread keeps for reuse: room for a
-/// batch of ~1,000 small responses in flight at once (io-uring's sends
-/// complete a round later), bounded so a burst is not held for good.
+/// Most bytes of drained buffers one thread keeps: room for a batch of
+/// small responses in flight (io_uring's sends complete a round later),
+/// bounded so a burst is not held for good.
 const POOL_BYTES_MAX: usize = 1024 * 1024;
 
 thread_local! {
     /// Drained buffers of this thread's connections and their total
-    /// capacity, most recently drained last. The next response is encoded
-    /// into the buffer the last one left, still in the CPU's cache; with
-    /// many connections, each served one request per wake-up, a buffer kept
-    /// per connection is memory the cache has long dropped.
+    /// capacity, most recent last: the next response reuses a buffer still
+    /// in cache, where one kept per connection would long have left it.
     static POOL: RefCell<(Vec<Vec<u8>>, usize)> = const { RefCell::new((Vec::new(), 0)) };
 }
 
@@ -59,20 +56,14 @@ fn recycle_buf(mut b: Vec<u8>) {
     });
 }
 /// Files at least this large go out corked (TCP_CORK) with their head, so
-/// the kernel sends full-sized segments instead of pushing each piece
-/// (TCP_NODELAY is on): nginx's `tcp_nopush`.
+/// full segments leave despite TCP_NODELAY (nginx's `tcp_nopush`).
 const CORK_MIN: u64 = 64 * 1024;
-/// Most bytes one sendfile call may move (nginx's `sendfile_max_chunk`).
-/// On a blocking socket the kernel keeps going for as long as the peer
-/// reads, each piece with a fresh send timeout, so without a bound one
-/// call to a slow reader could outlast the shutdown grace period.
+/// Most bytes one sendfile call may move: on a blocking socket one call to
+/// a slow but steady reader could otherwise outlast the shutdown grace.
 const SENDFILE_CHUNK: u64 = 2 * 1024 * 1024;
 
-/// Most bytes one connection writes in one turn of an event loop or task
-/// before the others on its thread get theirs: a fast reader of a large
-/// file would otherwise keep the thread writing (sendfile until WouldBlock)
-/// for the whole transfer. One epoll_wait or task switch per turn is small
-/// beside what a turn writes.
+/// Most bytes one connection writes per turn before the others on its
+/// thread get theirs, so a fast reader of a large file cannot hold it.
 pub const WRITE_BUDGET: u64 = 512 * 1024;
 
 /// What a turn of `OutQueue::write_to` left.
@@ -125,8 +116,7 @@ pub struct OutQueue {
     cork_wanted: bool,
     /// The socket is corked; uncork once everything is written.
     corked: bool,
-    /// Nothing follows this output: the connection is closed once it is
-    /// written. See `set_last`.
+    /// Nothing follows this output: the connection closes (`set_last`).
     last: bool,
 }
 
@@ -189,10 +179,8 @@ impl OutQueue {
     }
 
     /// A response's head, encoded by `f` into room for `head_max` bytes,
-    /// and its body `b`. A body small enough to be copied beside the head
-    /// goes in the same reservation: a new connection's buffer starts
-    /// empty, and growing it for the head and again for the body would
-    /// cost a malloc, a realloc and a copy per connection.
+    /// and its body `b`; a small body shares that one reservation rather
+    /// than growing the buffer twice.
     pub fn push_head_and_bytes<R>(
         &mut self,
         head_max: usize,
@@ -251,22 +239,18 @@ impl OutQueue {
         self.recount();
     }
 
-    /// Marks the queued output as the connection's last. Its final piece is
-    /// then held back (MSG_MORE, or the cork left on) so that the FIN of the
-    /// close that follows leaves in the same segment: one segment and one
-    /// wake-up of the client fewer per connection, as nginx's corked close
-    /// does. Every caller closes (or shuts down writing) right after the
-    /// queue drains, which is what sends the held bytes.
+    /// Marks the queued output as the connection's last: its final piece is
+    /// held back (MSG_MORE, or the cork left on) so the close's FIN shares
+    /// its segment. Callers must close (or shut down writing) once the queue
+    /// drains, which is what sends the held bytes.
     pub fn set_last(&mut self) {
         self.last = true;
     }
 
-    /// Writes what the socket takes, up to `budget` bytes: `All` once
-    /// everything is written, `Blocked` on WouldBlock, `Budget` when the
-    /// budget is spent first. Other errors (including a file that shrank
-    /// under sendfile) end the connection. Non-blocking sockets must be
-    /// written until WouldBlock or edge-triggered loops stall, so a caller
-    /// told `Budget` must come back without waiting for readiness.
+    /// Writes what the socket takes, up to `budget` bytes: `All`, `Blocked`
+    /// on WouldBlock, or `Budget`; other errors (a file that shrank) end the
+    /// connection. Edge-triggered loops stall unless writes reach
+    /// WouldBlock, so on `Budget` come back without waiting for readiness.
     pub fn write_to<S: Write + AsFd>(&mut self, sock: &mut S, budget: u64) -> io::Result<Wrote> {
         let mut left = budget;
         loop {
@@ -283,9 +267,8 @@ impl OutQueue {
     }
 
     /// One write or sendfile call: Some(true) when everything is written,
-    /// Some(false) after progress with more queued, None on WouldBlock.
-    /// Blocking sockets use this so the caller regains control between
-    /// calls (to notice shutdown and deadlines) however fast the peer reads.
+    /// Some(false) with more queued, None on WouldBlock. For blocking
+    /// sockets, so the caller sees shutdown and deadlines between calls.
     pub fn write_once<S: Write + AsFd>(&mut self, sock: &mut S) -> io::Result<Option<bool>> {
         Ok(match self.write_some(sock, u64::MAX)? {
             Step::All => Some(true),
@@ -324,17 +307,16 @@ impl OutQueue {
         }
     }
 
-    /// What goes out next, for a model that hands the bytes to the kernel
-    /// itself (io_uring); None once everything is written. Corks the
-    /// socket first if a large file is queued. A `Bytes` slice stays valid
-    /// and unmoved until `advance` or the next `encode`/`push_*`, so a
-    /// caller whose send is in flight must queue nothing meanwhile.
+    /// What goes out next, for a model that sends it itself (io_uring);
+    /// None once all is written. Corks first if a large file is queued. A
+    /// `Bytes` slice stays put until `advance` or the next `encode`/`push_*`,
+    /// so queue nothing while its send is in flight.
     pub fn front(&mut self, sock: BorrowedFd<'_>) -> Option<Front<'_>> {
         if self.cork_wanted && !self.corked {
             self.corked = set_cork(sock, true);
         }
-        // Every piece of the last output is held, so a head and a body
-        // queued apart also share their segments.
+        // Hold every piece of the last output, so parts queued apart
+        // still share segments.
         let more = self.last;
         if self.segs.is_empty() {
             self.all_written(sock);

@@ -1,9 +1,6 @@
-//! Asking the CPU for a connection's state all at once, before it is used.
-//!
-//! Why: with many connections a connection's state is out of the cache by
-//! the time its next event comes, and driving it touches a dozen of its
-//! cache lines one after another, each a wait for memory. Asked for
-//! together, the lines arrive in about the time of one.
+//! Prefetching a connection's state before use: with many connections it
+//! is out of cache by its next event, and asking for all its cache lines
+//! at once overlaps the memory waits instead of taking them one by one.
 
 /// Starts loading every cache line of `x` into the cache, without waiting.
 pub fn prefetch<T>(x: &T) {

@@ -1,13 +1,6 @@
-//! One connection's request/response exchange, independent of how its IO
-//! is done: decodes events, calls the handlers, queues the responses, and
-//! keeps the deadlines. Every model drives this same type.
-//!
-//! A handler may answer with blocking work (a `Job`), and a body sink may
-//! need some done before it takes more (a `Step`). The session then waits:
-//! `process` decodes nothing more until the model has taken the `Task`
-//! (`take_task`), run it wherever suits its IO, and handed back the result
-//! (`complete`). While it waits no read deadline runs (the server, not the
-//! client, is the slow party); the models' shutdown grace still bounds it.
+//! One connection's request/response exchange, whatever its IO: decodes
+//! events, calls the handlers, queues responses, keeps the deadlines, and
+//! holds blocking work (`Task`) for the model to run. Every model uses it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,18 +16,16 @@ use crate::http::{encode_streamed, BodyLength, Event, Limits, Phase, RequestHead
 enum Pending {
     /// The handler consumes the body.
     Sink(Box<dyn BodySink>),
-    /// The handler already answered (or will, once its job has run); the
-    /// body is read and thrown away so the connection can be kept alive.
+    /// Already answered (or deferred): the body is read and dropped so the
+    /// connection can stay open.
     Discard(Reply),
     /// The response (`/echo`'s) is the body itself.
     Echo(Echo),
 }
 
-/// Most of an `/echo` body held before its response starts. A body that
-/// ends within it is answered whole, with a Content-Length (and a request
-/// that fails within it with its error status); past it the response head
-/// goes out and the body follows as it is read, so a connection never
-/// holds more than this, one read and its output queue.
+/// Most of an `/echo` body held before its response starts: a shorter body
+/// is answered whole with a Content-Length; a longer one is streamed as it
+/// is read, which bounds what a connection holds.
 pub const ECHO_HOLD: usize = 64 * 1024;
 
 /// An `/echo` exchange: its response head, and the body held so far or,
@@ -68,35 +59,29 @@ pub struct Session {
     /// A task is out: nothing more is decoded until `complete`.
     waiting: bool,
     head_only: bool,
-    /// Send `Connection: close` on the next response: set when others are
-    /// waiting for this worker or the server is shutting down.
+    /// Send `Connection: close` next: others wait, or shutdown began.
     close_next: bool,
     /// A deadline passed; the connection ends once the 408 (if any) is out.
     finished: bool,
-    /// At least one response was sent: the connection is a keep-alive
-    /// connection whose client knows to retry on another one.
+    /// A response was sent, so the client knows to retry if it is closed.
     answered: bool,
     phase: Phase,
     phase_since: Instant,
-    /// Bytes of the current head so far, which earn it time at
-    /// `min_header_rate`.
+    /// Bytes of the current head, which earn it time at `min_header_rate`.
     head_bytes: u64,
     /// The body being read must keep up with `min_body_rate`.
     body: RateWindow,
-    /// When the connection was accepted: its first request is judged from
-    /// then.
+    /// When the connection was accepted; its first request is timed from it.
     accepted: Instant,
     /// No request head has been decoded yet.
     first_request: bool,
-    /// The request whose body is being read, and its bytes so far, held to
-    /// `min_body_rate` on average after a grace of `header_timeout`.
+    /// The body being read, held to `min_body_rate` on average (`Pace`).
     pace: Option<Pace>,
     /// Bytes the model saw waiting in the socket, unread (`note_unread`).
     unread: u64,
     /// When the task that is out began, so its time is not the client's.
     waiting_since: Option<Instant>,
-    /// Queued output must be taken at `min_send_rate`; None while nothing
-    /// is queued.
+    /// Queued output must go at `min_send_rate`; None while none is queued.
     send: Option<RateWindow>,
     /// Output still queued when last looked at, to see progress.
     queued: u64,
@@ -142,8 +127,7 @@ impl Session {
     /// Decodes and answers as many requests as the buffered input holds,
     /// stopping when output backs up or a task is out.
     pub fn process(&mut self, app: &App) {
-        // Between requests with nothing buffered (where every model calls
-        // this after a response drains) there is nothing to decode.
+        // Called after every drained response: usually nothing to decode.
         if self.conn.is_between_requests() {
             return;
         }
@@ -178,21 +162,16 @@ impl Session {
                     };
                     if !has_body {
                         self.answer(reply);
-                        // The usual case: the next head reuses this one's
-                        // buffers (the rarer paths just drop them).
+                        // The next head reuses this one's buffers.
                         self.conn.recycle(head);
-                        // Nothing more buffered, as for every request not
-                        // pipelined behind another: a decode would find
-                        // nothing.
+                        // Nothing pipelined behind it: skip the decode.
                         if self.conn.is_between_requests() {
                             break;
                         }
                         continue;
                     }
-                    // A body the route does not use is thrown away, and
-                    // refused past the same bound whether or not the client
-                    // waits for 100; one that waits is answered at once
-                    // instead and sends no body.
+                    // An unused body is dropped, bounded by `max_body`; a
+                    // client waiting for 100 is answered now and sends none.
                     let max = self.conn.limits().max_body;
                     if self.admit(&head, max, false) {
                         if head.expect_continue {
@@ -264,10 +243,9 @@ impl Session {
         }
     }
 
-    /// A request's body is judged from when the request began: the
-    /// connection's first from its acceptance (so a slow body that queued
-    /// for a worker has used its grace there), later ones from now. Its
-    /// head's bytes count: they arrived in that time too.
+    /// Starts a body's average-rate clock: the first request's from
+    /// acceptance (time queued for a worker counts), later ones' from now.
+    /// The head's bytes count too.
     fn start_pace(&mut self, head: &RequestHead, has_body: bool) {
         let first = std::mem::take(&mut self.first_request);
         self.pace = has_body.then(|| {
@@ -276,11 +254,9 @@ impl Session {
         });
     }
 
-    /// Bounds the request body to `max` bytes: a declared length past it
-    /// is answered with 413 at once (the conn would refuse it at the first
-    /// body byte anyway, and a client waiting for 100 then sends nothing);
-    /// a chunked one is refused when a chunk crosses it. With `wanted`, a
-    /// client waiting for 100 gets it. Returns false if refused.
+    /// Bounds the body to `max`: a larger declared length gets 413 at once,
+    /// before a client waiting for 100 sends it; a chunked one is refused
+    /// once a chunk crosses it. With `wanted`, 100 is sent. False if refused.
     fn admit(&mut self, head: &RequestHead, max: u64, wanted: bool) -> bool {
         self.conn.set_max_body(max);
         if matches!(head.body, BodyLength::Length(n) if n > max) {
@@ -336,10 +312,9 @@ impl Session {
         self.task.is_some()
     }
 
-    /// A task's result: a response is queued, a finished step lets the
-    /// body go on, a failed one ends the exchange (and the connection, as
-    /// the rest of the body is not read). `process` may then go on. A
-    /// result for a connection that has meanwhile timed out is dropped.
+    /// A task's result: queues its response, lets the body go on, or on a
+    /// failed step ends the connection (the rest of the body is unread).
+    /// Dropped if the connection timed out meanwhile.
     pub fn complete(&mut self, done: TaskDone) {
         if !std::mem::take(&mut self.waiting) || self.finished {
             return;
@@ -392,18 +367,16 @@ impl Session {
         }
     }
 
-    /// Whether a response has been sent on this connection. An idle
-    /// connection that has had one may be closed to free its worker (its
-    /// client retries elsewhere, RFC 9112 9.3.1); a fresh one has not sent
-    /// its request yet and closing it would lose that request.
+    /// Whether a response was sent: only then may an idle connection be
+    /// closed to free its worker (its client retries, RFC 9112 9.3.1); a
+    /// fresh one's request may be on its way.
     pub fn has_answered(&self) -> bool {
         self.answered
     }
 
     /// What the connection needs next, in the order every model follows:
-    /// queued output goes out first (what is decoded after it waits behind
-    /// it); a finished exchange closes; when `stopping`, the next response
-    /// says `Connection: close`; then input, if reading can help.
+    /// queued output first (later output waits behind it), close once done,
+    /// then read if that helps; `stopping` makes the next response close.
     pub fn next(&mut self, stopping: bool) -> Next {
         if !self.out.is_empty() {
             return Next::Send;
@@ -440,11 +413,9 @@ impl Session {
         }
     }
 
-    /// Records that `n` bytes wait unread in the socket (FIONREAD), for a
-    /// body judged on its average rate: an upload that queued for a worker
-    /// has filled its receive buffer meanwhile, and those bytes were sent
-    /// in time even though this worker had not read them. Good until the
-    /// next read.
+    /// Records `n` bytes waiting unread in the socket (FIONREAD), until the
+    /// next read: an upload queued for a worker sent them in time, so they
+    /// count toward its average rate.
     pub fn note_unread(&mut self, n: u64) {
         self.unread = n;
     }
@@ -454,15 +425,13 @@ impl Session {
         self.observe(now);
     }
 
-    /// Notes a phase change (starting its clock) and output progress:
-    /// what `deadline` does first, for a model that needs the clocks
-    /// started after a drive but not the deadline itself.
+    /// Starts a new phase's clock and notes output progress: `deadline`'s
+    /// first step, for a model that needs the clocks but not the deadline.
     pub fn observe(&mut self, now: Instant) {
         let phase = self.conn.phase();
         if phase != self.phase {
-            // A connection's first head is timed from its acceptance, as
-            // mod_reqtimeout does, so a first-byte timeout plus a header
-            // timeout is not the bound; the later phases from their start.
+            // A first head is timed from acceptance, so the bound is not
+            // first-byte plus header timeout; later phases from their start.
             let first_head = phase == Phase::Head && self.phase == Phase::Idle && !self.answered;
             if !first_head {
                 self.phase_since = now;
@@ -484,19 +453,15 @@ impl Session {
         self.queued = queued;
     }
 
-    /// When the current phase's timeout expires, if it has one. Call after
-    /// every round of IO so phase changes start their clocks. One place
-    /// holds every rule a slow or silent peer meets:
-    /// - a new connection sends its first byte within `first_byte_timeout`;
-    /// - a head completes within `header_timeout`, extended at
-    ///   `min_header_rate` up to `header_timeout_max`, measured from the
-    ///   first byte of the head (of the first request: from acceptance),
-    ///   not the last, so a trickle cannot hold the slot;
-    /// - a body and a response move at least `min_body_rate` and
-    ///   `min_send_rate` over every `body_timeout` and `send_timeout`;
-    /// - a request with a body averages `min_body_rate` from its start (the
-    ///   first: from acceptance) after a grace of `header_timeout`, so a
-    ///   slow body frees a blocking worker about as soon as a slow head;
+    /// When the current phase's timeout expires, if it has one; call after
+    /// every round of IO so phase changes start their clocks. The rules:
+    /// - the first byte comes within `first_byte_timeout`;
+    /// - a head within `header_timeout`, extended at `min_header_rate` up to
+    ///   `header_timeout_max`, from its first byte so a trickle cannot hold
+    ///   the slot (the first request's from acceptance);
+    /// - body and response keep `min_body_rate`/`min_send_rate` per window;
+    /// - a body averages `min_body_rate` after a grace of `header_timeout`,
+    ///   so a slow body frees a blocking worker about as soon as a slow head;
     /// - a keep-alive connection idles at most `idle_timeout`.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
         self.observe(now);

@@ -10,25 +10,20 @@ use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
-/// How often blocked loops wake to look at the shutdown flag and at
-/// connection deadlines. A signal interrupts only one thread, so loops
-/// that cannot wait on the wake-up descriptor poll with this bound.
+/// How often loops wake to check shutdown and deadlines: a signal wakes
+/// only one thread, and not every loop can wait on the wake-up descriptor.
 pub const TICK: Duration = Duration::from_millis(100);
 
-/// A sweep of an event-driven model's connections (deadlines, idle
-/// connections at shutdown) that is due now; see `sweep_due`.
+/// A due sweep of an event-driven model's connections; see `sweep_due`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sweep {
-    /// Idle connections are closed: shutdown is a tick old, so requests
-    /// their clients sent just before it were answered (with `Connection:
-    /// close`) rather than reset unread.
+    /// Close idle connections: shutdown is a tick old, so requests sent
+    /// just before it were answered rather than reset unread.
     pub close_idle: bool,
 }
 
-/// Whether a model's once-a-TICK sweep is due at `now`, given when the
-/// next is due (moved TICK past `now` when it is) and when shutdown began.
-/// A comparison of instants, not a subtraction: this runs every round, and
-/// a round is one request at low load.
+/// Whether the once-a-TICK sweep is due at `now` (then `next` moves a
+/// TICK on). It runs every round, so it only compares instants.
 pub fn sweep_due(next: &mut Instant, now: Instant, stop_started: Option<Instant>) -> Option<Sweep> {
     if now < *next {
         return None;
@@ -39,25 +34,21 @@ pub fn sweep_due(next: &mut Instant, now: Instant, stop_started: Option<Instant>
     })
 }
 
-/// A one-shot timer that turns readable TICK after it is armed, for a loop
-/// that waits in epoll. Waiting without a timeout and waking on this
-/// instead spares the kernel arming and cancelling a timer at every wait,
-/// which is once a request when requests come one at a time. The epoll
-/// floor waits without a timeout too.
+/// A one-shot timer readable a TICK after arming, for epoll loops: waiting
+/// without a timeout and waking on this spares the kernel arming and
+/// cancelling a timer at every wait.
 pub struct TickTimer(TimerFd);
 
 impl TickTimer {
-    /// An armed timer; None if the process has no descriptor left, in
-    /// which case the loop bounds its waits by TICK instead.
+    /// An armed timer; None when out of descriptors (bound waits by TICK).
     pub fn new() -> Option<Self> {
         let flags = TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC;
         let timer = TickTimer(TimerFd::new(ClockId::CLOCK_MONOTONIC, flags).ok()?);
         timer.arm().then_some(timer)
     }
 
-    /// Fires TICK from now. Arming again also clears the last expiry, so
-    /// nothing needs reading. Called after a round's sweep, so the next
-    /// expiry finds the sweep due (`sweep_due`).
+    /// Fires TICK from now, clearing the last expiry (nothing to read).
+    /// Arm after the round's sweep, so the expiry finds the next one due.
     pub fn arm(&self) -> bool {
         let tick = Expiration::OneShot(TimeSpec::from_duration(TICK));
         self.0.set(tick, TimerSetTimeFlags::empty()).is_ok()
@@ -69,8 +60,7 @@ impl TickTimer {
 }
 
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
-/// The eventfd the signal handler writes to (-1: none), so that threads
-/// waiting in poll or epoll on it wake at once, not one TICK later.
+/// The eventfd the signal handler writes to (-1: none), waking waiters.
 static SIGNAL_WAKE: AtomicI32 = AtomicI32::new(-1);
 
 extern "C" fn on_signal(_: libc::c_int) {
@@ -82,7 +72,7 @@ extern "C" fn on_signal(_: libc::c_int) {
     }
 }
 
-/// Makes an eventfd readable for good: nobody ever reads it back, so every
+/// Makes an eventfd readable for good (it is never read back), so every
 /// poller sees it, level- or edge-triggered.
 fn wake(fd: libc::c_int) {
     let one: u64 = 1;
@@ -92,8 +82,8 @@ fn wake(fd: libc::c_int) {
     unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
 }
 
-/// A fresh non-blocking eventfd; None if the process has no descriptor
-/// left, in which case waiters fall back to polling every TICK.
+/// A non-blocking eventfd; None when out of descriptors (waiters then
+/// poll every TICK).
 fn eventfd() -> Option<OwnedFd> {
     // SAFETY: eventfd takes no pointers; a non-negative result is a new
     // descriptor that nothing else owns.
@@ -107,7 +97,7 @@ fn eventfd() -> Option<OwnedFd> {
 pub struct Shutdown {
     flag: Arc<AtomicBool>,
     signals: bool,
-    /// Readable once shutdown began. Prefork workers inherit it, so the
+    /// Readable once shutdown began; prefork workers inherit it, so the
     /// master's stop wakes them too.
     wake: Option<Arc<OwnedFd>>,
 }
@@ -121,15 +111,14 @@ impl Shutdown {
         }
     }
 
-    /// A shutdown also triggered by SIGINT and SIGTERM. The handler is
-    /// installed without SA_RESTART so blocking calls return EINTR, and is
-    /// inherited by forked workers.
+    /// Also triggered by SIGINT and SIGTERM; the handler (inherited by forked
+    /// workers) has no SA_RESTART, so blocking calls return EINTR.
     pub fn from_signals() -> anyhow::Result<Self> {
         use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
         let wake = eventfd().map(Arc::new);
         if let Some(fd) = &wake {
-            // The descriptor lives as long as this Shutdown's clones; the
-            // CLI keeps one for the life of the process.
+            // Lives as long as this Shutdown's clones; the CLI keeps one
+            // for the life of the process.
             SIGNAL_WAKE.store(fd.as_raw_fd(), Ordering::SeqCst);
         }
         let act = SigAction::new(

@@ -1,7 +1,6 @@
-//! Blocking work a `Session` needs done before it can go on, in the one
-//! form every model runs: the blocking models call `run` on the
-//! connection's thread, the event loops on an `offload` thread, and the
-//! result goes back to `Session::complete`.
+//! Blocking work a `Session` needs done before it can go on, run on the
+//! connection's thread by blocking models and on an `offload` thread by
+//! event loops; the result goes back to `Session::complete`.
 
 use super::handlers::{Job, Response, Step};
 
@@ -27,9 +26,8 @@ impl Task {
         }
     }
 
-    /// The result for this task when it cannot be run (refused, or it
-    /// panicked): `resp` answers in its place. The work is dropped, and an
-    /// upload's temporary file with it.
+    /// The result of a task that could not run (refused, or panicked):
+    /// `resp` answers instead, and the work is dropped (temp files too).
     pub fn failed(kind: TaskKind, resp: Response) -> TaskDone {
         match kind {
             TaskKind::Answer => TaskDone::Answer(resp),

@@ -1,17 +1,15 @@
-//! Worker threads for the models that run one worker per listener: each
-//! thread sets itself up (a ring, a runtime, an epoll), says so, then
-//! serves; the start-up line
-//! waits for all of them, and one that fails or never starts stops them
-//! all, since its share of connections would go to a dead listener.
+//! Worker threads for models with one listener per worker: the start-up
+//! line waits for all to set up, and one failing stops them all, since its
+//! share of connections would go to a dead listener.
 
 use std::net::TcpListener;
 use std::sync::mpsc::{channel, Sender};
 
 use super::{reuseport_listeners, Ready, ServerConfig, Shutdown};
 
-/// How a worker says it is set up: once, before it serves, with any
-/// `key=value` words for the start-up line, or why it cannot serve. A
-/// worker that returns without saying counts as failed.
+/// How a worker reports, once and before serving, that it is set up (with
+/// `key=value` words for the start-up line) or why not; returning without
+/// reporting counts as failure.
 pub struct SetUp(Sender<Result<String, String>>);
 
 impl SetUp {
@@ -24,12 +22,9 @@ impl SetUp {
     }
 }
 
-/// `cfg.workers` workers, each in a thread of its own (named `name-i`)
-/// on a SO_REUSEPORT listener of its own, so the kernel spreads
-/// connections and no lock is shared: `serve` gets the listener, the
-/// worker's share of `cfg.max_connections` and how to say it is set up.
-/// Returns once all have returned; `ready` is called once every one is
-/// set up; errors say which `model` they come from.
+/// Runs `cfg.workers` workers, each on a thread and SO_REUSEPORT listener
+/// of its own so no lock is shared, with a share of `cfg.max_connections`;
+/// calls `ready` once all are set up and returns once all have returned.
 pub fn per_listener<F>(
     listener: TcpListener,
     cfg: &ServerConfig,

@@ -18,11 +18,9 @@ pub struct App {
     pub max_upload: u64,
     /// Largest body `/echo` streams back (`--max-body`).
     pub max_echo: u64,
-    /// Handlers run on a thread that serves this one connection (the
-    /// blocking models), so a body sink may write to disk inside `data`
-    /// instead of leaving a step: an upload then writes straight from the
-    /// read buffer, without copying the body into blocks. False on the
-    /// event loops, whose threads must never wait on the disk.
+    /// The handler's thread serves only this connection (blocking models),
+    /// so an upload may write to disk inside `data` straight from the read
+    /// buffer. False on the event loops, which must never wait on the disk.
     pub may_block: bool,
 }
 

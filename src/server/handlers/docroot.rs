@@ -1,6 +1,5 @@
-//! The embedded docroot served when no `--root` is given: the files the
-//! reference experiments request (E3's 500 B and 20 KB pages, E4's 1,652-byte
-//! index), so a first run needs nothing on disk.
+//! The embedded docroot served when no `--root` is given: the pages the
+//! reference experiments request, so a first run needs nothing on disk.
 
 /// (name, content) of every embedded file; `/` serves `index.html`.
 pub const EMBEDDED_FILES: [(&str, &[u8]); 3] = [

@@ -16,12 +16,10 @@ pub enum PathError {
     DotDot,
 }
 
-/// Percent-decodes `raw` exactly once and splits it into segments. Refuses
-/// `..` segments (they are not resolved: a client that sends one is not
-/// asking for a file we serve), encoded `/` or `\`, any backslash, NUL, and
-/// byte sequences that are not UTF-8 (which includes overlong encodings
-/// such as `%c0%ae`). Empty and `.` segments are dropped. A second layer of
-/// encoding (`%252e`) stays literal: it names a file called `%2e`.
+/// Percent-decodes `raw` exactly once and splits it into segments, dropping
+/// empty and `.` ones. Refuses `..` (never resolved), encoded `/`, any
+/// backslash or NUL, and non-UTF-8 bytes (so overlong forms like `%c0%ae`).
+/// Decoding once keeps `%252e` literal: it names a file called `%2e`.
 pub fn decode_path(raw: &str) -> Result<Vec<String>, PathError> {
     let mut segments = Vec::new();
     for seg in raw.split('/') {
@@ -36,12 +34,9 @@ pub fn decode_path(raw: &str) -> Result<Vec<String>, PathError> {
     Ok(segments)
 }
 
-/// The decoded path as one name, the key a static file is found under:
-/// `decode_path`'s segments joined by `/`, with the same refusals.
-/// Borrowed from `raw` when it already is that name (no percent-encoding,
-/// backslash or NUL, no empty, `.` or `..` segment), as nearly every
-/// request's path is: then nothing is allocated, where decoding into
-/// segments and joining them would allocate on every request.
+/// The key a static file is found under: `decode_path`'s segments joined
+/// by `/`, with the same refusals. Borrowed from `raw` when it already is
+/// that key (nearly every path), so most requests allocate nothing.
 pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
     let rest = raw.strip_prefix('/').unwrap_or(raw);
     if is_plain(rest.as_bytes()) {
@@ -50,9 +45,8 @@ pub fn path_key(raw: &str) -> Result<Cow<'_, str>, PathError> {
     Ok(Cow::Owned(decode_path(raw)?.join("/")))
 }
 
-/// Whether a path (its leading slash removed) already is its own key: no
-/// percent-encoding, backslash or NUL, and no empty, `.` or `..` segment.
-/// Searched for eight bytes at a time, as it runs on every request.
+/// Whether a path (leading slash removed) already is its own key: no `%`,
+/// backslash or NUL, and no empty, `.` or `..` segment.
 fn is_plain(path: &[u8]) -> bool {
     let plain_segment = |s: &[u8]| !matches!(s, b"" | b"." | b"..");
     let mut rest = path;

@@ -8,15 +8,13 @@ use super::response::{Body, Response};
 use super::validators::Validators;
 use crate::http::{Method, RequestHead};
 
-/// Answers a GET or HEAD of a whole representation, `body`, with header
-/// lines `headers` (which say `Accept-Ranges: bytes`): all of it (200), or
-/// the single range a GET asks for (206), or 416 for a range that selects
-/// nothing. A range is ignored when If-Range names another version.
-/// Preconditions (304, 412) are the caller's, before this.
+/// Answers a GET or HEAD of the whole `body` (whose `headers` say
+/// `Accept-Ranges: bytes`): 200, 206 for the single range a GET asks for,
+/// or 416 for one that selects nothing; If-Range naming another version
+/// voids the range. The caller checks preconditions (304, 412) first.
 pub fn respond(head: &RequestHead, v: &Validators, headers: Bytes, body: Body) -> Response {
     let len = body.len();
-    // Range is defined for GET only (RFC 9110 14.2); HEAD describes the
-    // whole representation.
+    // Range is for GET only (RFC 9110 14.2); HEAD describes the whole.
     let wanted = if head.method == Method::Get && head.has_range() && v.if_range_holds(head) {
         parse(head.header_str("range"), len)
     } else {
@@ -38,8 +36,7 @@ pub fn respond(head: &RequestHead, v: &Validators, headers: Bytes, body: Body) -
     }
 }
 
-/// `len` bytes of a body from `start`, which the caller has checked lie
-/// within it.
+/// `len` bytes of `body` from `start`; the caller checked they lie within.
 fn part(body: Body, start: u64, len: u64) -> Body {
     match body {
         Body::Empty => Body::Empty,
@@ -60,9 +57,8 @@ fn part(body: Body, start: u64, len: u64) -> Body {
 /// What a Range header asks of a representation of `len` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ByteRange {
-    /// No usable range: serve the whole representation (200). Covers a
-    /// missing header, another unit, bad syntax and multiple ranges, which
-    /// a server may ignore.
+    /// No usable range: serve all of it (200). Covers no header, another
+    /// unit, bad syntax and multiple ranges, which a server may ignore.
     Whole,
     /// Bytes `start..=end`, both within the file (206).
     Part { start: u64, end: u64 },

@@ -19,9 +19,8 @@ pub enum Body {
         offset: u64,
         len: u64,
     },
-    /// `len` bytes of `unit` repeated, starting `offset` bytes into it:
-    /// sent as slices of the one shared buffer, so a large synthetic answer
-    /// allocates nothing per request.
+    /// `len` bytes of `unit` repeated, from `offset` into it: slices of one
+    /// shared buffer, so a large synthetic answer allocates nothing.
     Repeated {
         unit: Bytes,
         offset: u64,
@@ -43,9 +42,8 @@ impl Body {
     }
 }
 
-/// A response: status, extra header lines (pre-encoded `Name: value\r\n`;
-/// Date, Server, Content-Length and Connection are added by the protocol
-/// layer), and a body.
+/// A response: status, extra pre-encoded `Name: value\r\n` lines (the
+/// protocol layer adds Date, Server, Content-Length, Connection) and a body.
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
@@ -78,9 +76,8 @@ impl Response {
         Response::text(status, &msg)
     }
 
-    /// The answer for a method a route does not take: 405 with `Allow` for
-    /// a method the server implements elsewhere, 501 for one it implements
-    /// nowhere (RFC 9110 15.5.6 and 15.6.2), the same on every route.
+    /// For a method a route does not take: 405 with `Allow` if the server
+    /// implements it elsewhere, else 501 (RFC 9110 15.5.6, 15.6.2).
     pub fn not_allowed(method: Method, allow: &str) -> Self {
         match method {
             Method::Get | Method::Head | Method::Post | Method::Put | Method::Delete => {
@@ -112,16 +109,13 @@ impl Response {
     }
 }
 
-/// Blocking work (disk reads, fsync, rename) that produces a response.
-/// Handlers return it instead of doing the work, so each model decides
-/// where it runs: the blocking models call it on the connection's own
-/// thread, the event loops hand it to `server::offload`'s threads so a
-/// slow disk or a long hash never holds up their other connections.
+/// Blocking work (disk reads, fsync, rename) that produces a response,
+/// returned so each model picks where it runs: event loops hand it to
+/// `server::offload`, so a slow disk holds up none of their connections.
 pub type Job = Box<dyn FnOnce() -> Response + Send + 'static>;
 
-/// Blocking work in the middle of a request body (an upload writing a
-/// full block): the session decodes no more of the body until it has run.
-/// An error stops the exchange as one from `BodySink::data` does.
+/// Blocking work amid a request body (an upload writing a full block): no
+/// more body is decoded until it has run; an error acts as one from `data`.
 pub type Step = Box<dyn FnOnce() -> Result<(), Response> + Send + 'static>;
 
 /// A handler's answer: ready now, or once its blocking `Job` has run.
@@ -137,8 +131,7 @@ impl From<Response> for Reply {
 }
 
 impl Reply {
-    /// The response, running the job here if there is one: for callers
-    /// that may block (the blocking models, tests).
+    /// The response, running any job here: for callers that may block.
     pub fn run(self) -> Response {
         match self {
             Reply::Ready(r) => r,
@@ -153,16 +146,13 @@ impl Reply {
 pub trait BodySink: Send {
     /// The largest body this sink accepts; more is answered with 413.
     fn max_body(&self) -> u64;
-    /// A piece of the body. An error response stops the exchange and closes
-    /// the connection.
+    /// A piece of the body; an error response closes the connection.
     fn data(&mut self, chunk: &[u8]) -> Result<(), Response>;
-    /// Blocking work `data` left to be done before more of the body, if
-    /// any; asked after every `data`.
+    /// Blocking work `data` left to run before more body; asked after each.
     fn take_step(&mut self) -> Option<Step> {
         None
     }
-    /// The body is complete; produce the response, or the blocking work
-    /// that will (an upload's fsync and rename).
+    /// The body is complete: the response, or the blocking job making it.
     fn finish(self: Box<Self>) -> Reply;
 }
 
@@ -170,14 +160,11 @@ pub trait BodySink: Send {
 pub enum Action {
     /// Answer now; any request body is read and discarded first.
     Respond(Response),
-    /// Answer with what this blocking job returns, once any request body
-    /// is read and discarded.
+    /// Answer with this job's response, once any body is discarded.
     Defer(Job),
     /// Stream the body into this sink, then answer with what it returns.
     ReadBody(Box<dyn BodySink>),
-    /// Answer with this status and these header lines, whose body is the
-    /// request body itself (up to `max_body` bytes), sent back piece by
-    /// piece as it is read: `/echo` holds no body in memory, only what the
-    /// output queue holds before the client reads it.
+    /// Answer with this head and the request body itself (up to `max_body`),
+    /// sent back as it is read, so `/echo` holds no body in memory.
     Echo { head: Response, max_body: u64 },
 }

@@ -1,7 +1,6 @@
-//! Static files: the embedded docroot or a directory, with ETag,
-//! Last-Modified, conditional requests, single byte ranges, an in-memory
-//! cache for small files and sendfile for large ones. A directory is served
-//! by its index.html at its path with a trailing slash.
+//! Static files from the embedded docroot or a directory: validators,
+//! conditional requests, single ranges, small files cached in memory, large
+//! ones sent with sendfile; a directory serves its index.html at `dir/`.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -23,9 +22,8 @@ use crate::http::RequestHead;
 /// Files up to this size are kept in memory and sent with the head in one
 /// write; larger ones are opened per request and sent with sendfile.
 const CACHE_FILE_MAX: u64 = 64 * 1024;
-/// How long a cached file is trusted before its metadata is checked again
-/// (nginx's open_file_cache_valid, in spirit): stat per request is a
-/// syscall the hot path does not need.
+/// How long a cached file is trusted before its metadata is checked again:
+/// a stat per request is a syscall the hot path does not need.
 const REVALIDATE_AFTER: Duration = Duration::from_secs(1);
 /// Bound on cached entries so a crawl of many paths cannot grow memory.
 const CACHE_ENTRIES_MAX: usize = 4096;
@@ -47,8 +45,7 @@ pub struct Entry {
 
 #[derive(Debug)]
 pub enum StaticRoot {
-    /// A handful of files, found by comparing names: cheaper per request
-    /// than hashing the name.
+    /// A handful of files, found by comparing names: cheaper than hashing.
     Embedded(Vec<(&'static str, Entry)>),
     Dir {
         root: PathBuf,
@@ -65,11 +62,9 @@ impl StaticRoot {
                 .map(|(name, content)| {
                     let mut e = entry_for(PathBuf::from(name), content.len() as u64, start);
                     e.content = Some(Bytes::from_static(content));
-                    // Static like the content, so that a response's copy of
-                    // its header lines is not counted (an atomic increment
-                    // and decrement per request). Leaked once for each of
-                    // the three embedded files of a process that serves
-                    // them until it exits.
+                    // Static like the content, so a response's copy of the
+                    // headers is not refcounted; leaked once per embedded
+                    // file, which is served until exit anyway.
                     e.headers = Bytes::from_static(e.headers.to_vec().leak());
                     (*name, e)
                 })
@@ -98,9 +93,8 @@ impl StaticRoot {
     /// Answers GET, HEAD (and POST, served like GET) for a path.
     pub fn serve(&self, head: &RequestHead, raw_path: &str) -> Response {
         if let StaticRoot::Embedded(files) = self {
-            // A path that is `/` and an embedded file's name is that
-            // file's key as it stands (the names hold no `%`, `/` or dot
-            // segment), so the decode is skipped for it.
+            // `/name` of an embedded file already is its key (the names
+            // hold no `%`, `/` or dot segment): skip the decode.
             let exact = raw_path.strip_prefix('/').filter(|n| !n.is_empty());
             if let Some(e) = exact.and_then(|n| find_embedded(files, n)) {
                 return respond(head, e);
@@ -207,9 +201,8 @@ pub(super) fn status_for(err: &io::Error) -> u16 {
     }
 }
 
-/// Resolves a path key (`path_key`: decoded segments joined by `/`)
-/// under the root, refusing anything whose real path (after following
-/// symlinks) is outside it.
+/// Resolves a `path_key` under the root, refusing anything whose real path
+/// (symlinks followed) is outside it.
 fn lookup(root: &Path, key: &str) -> Result<Entry, u16> {
     let mut path = root.to_path_buf();
     path.extend(key.split('/').filter(|s| !s.is_empty()));

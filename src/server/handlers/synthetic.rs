@@ -6,13 +6,11 @@ use super::app::App;
 use super::response::{Action, Body, Response};
 use crate::http::{Method, RequestHead};
 
-/// Largest `/bytes/N` answer; bigger requests are refused (400). Answers
-/// past the pattern's size repeat it without copying, so this bounds the
-/// bytes sent, not memory.
+/// Largest `/bytes/N` answer (400 above it). It bounds bytes sent, not
+/// memory: larger answers repeat the shared pattern.
 pub const MAX_SYNTHETIC_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Pattern served by `/bytes/N`, repeated for larger answers; every answer
-/// shares it without copying.
+/// What `/bytes/N` serves, shared by every answer without copying.
 static PATTERN: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
 const PATTERN_LEN: usize = 1024 * 1024;
 
@@ -65,7 +63,6 @@ fn bytes(n: &str) -> Response {
     if n > MAX_SYNTHETIC_BYTES {
         return Response::text(400, "400 Bad Request: /bytes/N is limited to 64 MiB");
     }
-    // Larger answers repeat the pattern: slices of it, not a copy each.
     let body = if n as usize <= PATTERN_LEN {
         Body::Bytes(pattern().slice(..n as usize))
     } else {

@@ -22,11 +22,9 @@ impl Validators {
         Validators { etag, mtime }
     }
 
-    /// Validators of an open file, with its inode number in the tag: file
-    /// timestamps tick with the kernel's coarse clock (milliseconds), so a
-    /// file quickly replaced by rename with one of the same size can keep
-    /// mtime and length, but not the inode, since the new version was
-    /// created while the old one still existed.
+    /// Validators of an open file, with its inode in the tag: a quick
+    /// same-size replacement by rename can keep mtime (coarse kernel clock)
+    /// and length, but not the inode, as both versions existed at once.
     pub fn for_file(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         let mut v = Validators::new(meta.modified().unwrap_or(UNIX_EPOCH), meta.len());
@@ -43,8 +41,7 @@ impl Validators {
         )
     }
 
-    /// The status a conditional request is answered with instead of the
-    /// representation, if any. See `precondition`.
+    /// The status answered instead of the representation, if any.
     pub fn precondition(&self, head: &RequestHead) -> Option<u16> {
         precondition(Some(self), head)
     }
@@ -66,9 +63,8 @@ fn secs(t: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
-/// The status a conditional request is answered with instead of being
-/// carried out, given the target's current version (None: there is no
-/// file). See `Conditions::check`.
+/// The status answered instead of carrying the request out, given the
+/// target's current version (None: no file). See `Conditions::check`.
 pub fn precondition(current: Option<&Validators>, head: &RequestHead) -> Option<u16> {
     // Most requests carry no `If-` field: nothing to gather or evaluate.
     if !head.has_preconditions() {
@@ -77,10 +73,9 @@ pub fn precondition(current: Option<&Validators>, head: &RequestHead) -> Option<
     Conditions::of(head).check(current)
 }
 
-/// A request's conditional header fields, kept apart from its head so the
-/// check can be made again when the change is carried out: an upload is
-/// checked before its body is read (a fast 412) and once more, under the
-/// directory's lock, right before its rename.
+/// A request's conditional fields, kept apart from its head so the check
+/// can be repeated: an upload is checked before its body is read (a fast
+/// 412) and again, under the directory's lock, right before its rename.
 #[derive(Debug, Clone, Default)]
 pub struct Conditions {
     /// GET or HEAD: a matching If-None-Match is 304 rather than 412, and
@@ -109,18 +104,16 @@ impl Conditions {
         }
     }
 
-    /// The status to answer instead of carrying the request out, in RFC
-    /// 9110 13.2.2's order:
-    /// 1. If-Match that no current version matches (strong comparison;
-    ///    `*` needs a version to exist): 412.
-    /// 2. Otherwise If-Unmodified-Since earlier than the version's time: 412.
-    /// 3. If-None-Match that matches (`*`: any version exists): 304 for GET
-    ///    and HEAD, 412 for any other method; it wins over If-Modified-Since.
-    /// 4. Otherwise, for GET and HEAD, If-Modified-Since not earlier than
-    ///    the version's time: 304.
+    /// The status to answer instead, in RFC 9110 13.2.2's order:
+    /// 1. If-Match that no current version matches (strong; `*` needs one
+    ///    to exist): 412.
+    /// 2. Else If-Unmodified-Since earlier than the version's time: 412.
+    /// 3. If-None-Match that matches (`*`: any version): 304 for GET and
+    ///    HEAD, 412 otherwise; it wins over If-Modified-Since.
+    /// 4. Else, for GET and HEAD, If-Modified-Since not earlier: 304.
     ///
-    /// A PUT with `If-None-Match: *` thus creates a file but never replaces
-    /// one, and one with `If-Match: "tag"` replaces only the version it read.
+    /// So a PUT with `If-None-Match: *` never replaces a file, and one with
+    /// `If-Match: "tag"` replaces only the version it read.
     pub fn check(&self, current: Option<&Validators>) -> Option<u16> {
         if let Some(im) = &self.if_match {
             let held = current.is_some_and(|c| {

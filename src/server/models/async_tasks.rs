@@ -1,9 +1,6 @@
-//! The `async` model: a tokio multi-thread (work-stealing) runtime with one
-//! listener and one task per connection, each driving a `Session` over its
-//! non-blocking socket (Go's M:N model). Blocking file work runs on the
-//! runtime's blocking threads, so no worker thread waits on the disk.
-//! Also `async-local`: the same tasks on one single-threaded runtime per
-//! worker, each with its own SO_REUSEPORT listener.
+//! The `async` model (a tokio work-stealing runtime, a task per connection,
+//! file work on blocking threads) and `async-local` (a single-threaded
+//! runtime per worker, each with its own SO_REUSEPORT listener).
 
 use std::cell::{Cell, RefCell};
 use std::future::{pending, poll_fn, Future};
@@ -34,20 +31,16 @@ use crate::server::task::{Task, TaskDone};
 use crate::server::workers::{per_listener, SetUp};
 use crate::server::{wait_drained, Ready, ServerConfig, Shutdown};
 
-/// Most threads running blocking file work at once: the same as the event
-/// loops' offload pool, since file work is bounded by the disk, not by how
-/// many workers share it.
+/// Most threads running blocking file work at once, as the offload pool:
+/// file work is bounded by the disk, not by how many workers share it.
 pub(super) const BLOCKING_THREADS: usize = OFFLOAD_THREADS;
-/// Most tasks out at once (running or waiting for a blocking thread), as
-/// the offload pool bounds its queue; past it a task is answered with 503
-/// and `Retry-After` at once.
+/// Most tasks out at once (running or queued), as the offload pool bounds
+/// its queue; past it a task is answered 503 with `Retry-After`.
 const JOBS_MAX: usize = OFFLOAD_THREADS + OFFLOAD_QUEUE;
-/// How soon the acceptor looks again while at --max-connections: a closing
-/// connection frees its slot without waking anyone (a wake-up per close
-/// would cost every connection for the sake of a rare case).
+/// How soon the acceptor retries at --max-connections: a close frees its
+/// slot silently, as a wake-up per close would tax every connection.
 const FULL_RETRY: Duration = Duration::from_millis(5);
-/// How often a draining `async-local` runtime looks at its connection count
-/// (as `wait_drained` does for the others).
+/// How often a draining `async-local` runtime checks its connection count.
 const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 thread_local! {
@@ -72,10 +65,8 @@ pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         // Registering with the runtime's epoll needs its context.
         let _in = rt.enter();
         let listener = TcpListener::from_std(listener)?;
-        // The acceptor is a task on a worker, not the main thread, so a
-        // connection's task starts on the worker that accepted it (tokio
-        // runs a task spawned by a worker next, on that worker) instead of
-        // being handed across threads.
+        // Accept on a worker, not the main thread: tokio runs a task a
+        // worker spawns next on that same worker, not across threads.
         let acceptor = rt.spawn(accept_loop(
             listener,
             Shared::new(cfg, shutdown),
@@ -83,18 +74,15 @@ pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
         ));
         rt.block_on(acceptor)
     };
-    // The listener is closed: clients arriving now are refused at once
-    // while the connections still open drain.
+    // The listener is closed, so new clients are refused while these drain.
     wait_drained(cfg.shutdown_grace, || limit.active() == 0);
-    // Neither waits for tasks still running nor for blocking work: the
-    // grace period bounds the exit.
+    // Waits for no task or blocking work: the grace period bounds the exit.
     rt.shutdown_background();
     accepted.map_err(|e| anyhow::anyhow!("async: the acceptor failed: {e}"))
 }
 
-/// The `async-local` model: one single-threaded runtime per worker thread,
-/// each with its own SO_REUSEPORT listener, so tasks never move between
-/// threads and nothing is stolen (the reactors' layout, with tasks).
+/// The `async-local` model: a single-threaded runtime per worker, each with
+/// its own SO_REUSEPORT listener, so tasks never move between threads.
 pub fn run_local(
     listener: StdListener,
     cfg: &ServerConfig,
@@ -136,8 +124,7 @@ fn serve_local(
     let served = rt.block_on(async {
         let listener = TcpListener::from_std(listener)?;
         accept_loop(listener, Shared::new(cfg, shutdown), limit.clone()).await;
-        // This thread is the runtime: it must keep running it while the
-        // connections drain.
+        // This thread is the runtime: it must keep running while they drain.
         let until = Instant::now() + cfg.shutdown_grace;
         while limit.active() > 0 && Instant::now() < until {
             tokio::time::sleep(DRAIN_POLL).await;
@@ -157,9 +144,8 @@ struct Shared {
     jobs: AtomicUsize,
 }
 
-/// Shutdown, awaitable: the shutdown's wake-up descriptor registered with
-/// the runtime. It is never read back, so once readable it wakes every
-/// task that waits on it, and stays readable for any that wait later.
+/// Shutdown, awaitable via its wake-up descriptor. Never read back, so once
+/// readable it wakes every task that waits on it, now or later.
 struct Stop {
     shutdown: Shutdown,
     wake: Option<AsyncFd<OwnedFd>>,
@@ -206,8 +192,7 @@ impl Stop {
                 return;
             }
         }
-        // No descriptor to wait on: look every TICK, as the blocking
-        // models do.
+        // No descriptor to wait on: look every TICK, as blocking models do.
         while !self.is_set() {
             tokio::time::sleep(TICK).await;
         }
@@ -302,8 +287,7 @@ impl Conn {
             });
             let interest = match pause {
                 Pause::Task => continue,
-                // A client that keeps the socket full, or reads a large
-                // response fast, does not keep its worker from the others.
+                // Yield: a busy client must not keep its worker from others.
                 Pause::Turn => {
                     tokio::task::yield_now().await;
                     continue;
@@ -338,9 +322,8 @@ impl Conn {
     async fn wait(&mut self, shared: &Shared, interest: Option<Interest>) -> bool {
         let now = Instant::now();
         let deadline = self.session.deadline(now);
-        // Once stopping, an idle connection is given one TICK for a request
-        // its client sent just before (answered with `Connection: close`
-        // rather than reset unread), then closed.
+        // Once stopping, an idle connection gets one TICK for a request sent
+        // just before (answered, not reset unread), then is closed.
         let idle_until = self
             .stop_seen
             .filter(|_| self.session.is_idle())
@@ -430,9 +413,8 @@ impl Conn {
     }
 }
 
-/// A connection's socket as the drive loop uses it: each call in the
-/// runtime's `try_io`, so a call that finds the socket not ready clears
-/// the readiness and the next wait is for a fresh edge.
+/// A connection's socket for the drive loop: each call runs in `try_io`,
+/// so one that finds it not ready clears readiness for a fresh edge.
 struct Tokio<'a>(&'a TcpStream);
 
 impl Socket for Tokio<'_> {
@@ -485,9 +467,8 @@ impl Drop for JobSlot<'_> {
     }
 }
 
-/// Runs a task on a blocking thread and waits for its result. Refused with
-/// 503 past `JOBS_MAX`; a task that panics answers 500, as on the offload
-/// pool.
+/// Runs a task on a blocking thread and awaits it: 503 past `JOBS_MAX`,
+/// 500 if it panics, as on the offload pool.
 async fn run_blocking(shared: &Shared, task: Task) -> TaskDone {
     let kind = task.kind();
     let before = shared.jobs.fetch_add(1, Ordering::AcqRel);

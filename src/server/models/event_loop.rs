@@ -1,8 +1,6 @@
-//! One epoll reactor (mio, edge-triggered): non-blocking sockets, a slab of
-//! connections, accept and read/write until WouldBlock. Handlers' blocking
-//! work goes to the shared `Offload` pool; its responses come back through
-//! the reactor's `Inbox` and wake it with a mio `Waker`. The `reactors` model
-//! is N of these loops.
+//! One edge-triggered epoll reactor (mio) over a slab of non-blocking
+//! connections; blocking work goes to the `Offload` pool and comes back via
+//! the `Inbox` and a mio `Waker`. The `reactors` model runs N of these.
 
 use std::io::{self, Read};
 use std::net::TcpListener;
@@ -30,18 +28,13 @@ use crate::server::outq::{OutQueue, Wrote};
 const LISTENER: Token = Token(usize::MAX);
 /// Raised when a job's response waits in the inbox.
 const WAKER: Token = Token(usize::MAX - 1);
-/// The shutdown wake-up descriptor: every reactor wakes when shutdown
-/// begins and closes its listener at once, not one TICK later.
+/// The shutdown wake-up descriptor, so a reactor closes its listener as
+/// soon as shutdown begins, not one TICK later.
 const WAKE: Token = Token(usize::MAX - 2);
 /// The `TickTimer`, which bounds each wait instead of a timeout.
 const TIMER: Token = Token(usize::MAX - 3);
-/// Connections accepted per round at most. A new connection is served
-/// before the next is accepted only within a round, so taking the whole
-/// backlog at once held every waiting connection in memory together: at
-/// c = 10,000 (E3) the slab of connections grew to thousands of entries
-/// and was most of the server's peak RSS. A round also serves the
-/// connections already open between batches, so a flood of new ones does
-/// not hold them up.
+/// Connections accepted per round at most, so a flood of new ones is not
+/// all held in memory at once and does not hold up those already open.
 const ACCEPT_BATCH: usize = 128;
 
 pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
@@ -49,17 +42,15 @@ pub fn run(listener: TcpListener, cfg: &ServerConfig, shutdown: &Shutdown) -> an
     run_loop(listener, cfg, cfg.max_connections, &offload, shutdown)
 }
 
-/// The `reactors` model: N of these loops, each in its own thread with
-/// its own SO_REUSEPORT listener, so the kernel spreads connections and
-/// no lock is shared (nginx's `reuseport` layout).
+/// The `reactors` model: N loops, each with its own thread and SO_REUSEPORT
+/// listener, so the kernel spreads connections and no lock is shared.
 pub fn run_reactors(
     listener: TcpListener,
     cfg: &ServerConfig,
     shutdown: &Shutdown,
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
-    // One pool for all reactors: file work is bounded by the disk, not by
-    // how many loops share it.
+    // One pool for all: file work is bounded by the disk, not the loops.
     let offload = &Offload::for_model("reactors")?;
     let names = ("reactors", "reactor");
     per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
@@ -114,9 +105,7 @@ fn run_loop(
         reactor.serve_ready(ready, now, stopping);
         reactor.sweep_if_due(now, stopping);
         if std::mem::take(&mut reactor.tick_fired) && !timer.as_ref().is_some_and(TickTimer::arm) {
-            // Not re-armed (settime fails only on bad arguments), it would
-            // never fire again and deadlines would wait for traffic: bound
-            // the waits by TICK instead, as without a timer.
+            // An unarmed timer never fires again: bound waits by TICK.
             timer = None;
         }
         if stopping && reactor.stopped(now) {
@@ -139,15 +128,13 @@ struct Reactor<'a> {
     max_conns: usize,
     /// Connections cut short for fairness, driven again without waiting.
     again: Vec<usize>,
-    /// The connections to drive this round (see `take_ready`), kept between
-    /// rounds, as `again` is, so a round does not allocate and regrow it.
+    /// This round's connections (see `take_ready`), kept to reuse its buffer.
     ready: Vec<usize>,
     /// Accepted this round, not yet registered with epoll.
     fresh: Vec<usize>,
     /// The listener has (or may have) connections waiting.
     accept_pending: bool,
-    /// The last round stopped accepting at `ACCEPT_BATCH`, not at an empty
-    /// backlog: the next round comes without waiting.
+    /// The last round stopped at `ACCEPT_BATCH`: poll again without waiting.
     accept_more: bool,
     /// Accepting is paused until then after running out of resources.
     accept_paused_until: Option<Instant>,
@@ -225,15 +212,13 @@ impl<'a> Reactor<'a> {
         ready
     }
 
-    /// Hands finished tasks' results to their connections, which are then
-    /// driven this round. A result whose connection has closed (its token
-    /// free, or taken by a newer connection) is dropped.
+    /// Hands finished tasks' results to their connections to drive this
+    /// round; one whose connection closed (token free or reused) is dropped.
     fn take_done(&mut self, ready: &mut Vec<usize>, now: Instant, stopping: bool) {
         while let Ok((token, gen, result)) = self.done.try_recv() {
             if let Some(c) = self.conns.get_mut(token).filter(|c| c.gen == gen) {
                 c.session.complete(result);
-                // Input may have filled the read buffer while the task
-                // ran: decode it now, since no read will come to do so.
+                // Decode input buffered while the task ran; no read will.
                 let ctx = self.env.ctx(now, stopping);
                 ctx.process(&mut c.session, token, c.gen);
                 ready.push(token);
@@ -269,10 +254,8 @@ impl<'a> Reactor<'a> {
         }
     }
 
-    /// A new connection's request has usually arrived by the time it is
-    /// accepted: serve it at once, and register with epoll only if the
-    /// socket makes it wait. A connection that is answered and closed in
-    /// one go (no keep-alive) then costs no epoll_ctl and no wake-up.
+    /// Serves new connections at once, as their request has usually arrived,
+    /// registering only those that must wait: one-shot ones skip epoll_ctl.
     fn serve_fresh(&mut self, now: Instant, stopping: bool) {
         // Taken out and put back, to keep its allocation across rounds.
         let mut fresh = std::mem::take(&mut self.fresh);
@@ -328,9 +311,8 @@ impl<'a> Reactor<'a> {
         self.ready = ready;
     }
 
-    /// Closes a connection, first lingering (see `linger`) if its client
-    /// may still be sending: writing is shut down and what has arrived is
-    /// dropped, and the rest as it comes, until the linger is over.
+    /// Closes a connection, lingering (see `linger`) if its client may still
+    /// be sending: writing is shut down and input dropped until it ends.
     fn close(&mut self, token: usize, now: Instant) {
         let Some(c) = self.conns.get_mut(token) else {
             return;
@@ -348,9 +330,8 @@ impl<'a> Reactor<'a> {
     /// Closes a connection at once; its freed slot lets connections
     /// waiting in the backlog in.
     fn close_now(&mut self, token: usize) {
-        // No deregister: closing the socket removes it from the epoll set
-        // (it is never duplicated), and that saves an epoll_ctl per
-        // connection, which shows when every request has its own.
+        // No deregister: closing the (never duplicated) socket removes it
+        // from the epoll set, saving an epoll_ctl per connection.
         self.conns.try_remove(token);
         self.accept_pending |= self.listener.is_some();
     }
@@ -364,9 +345,8 @@ impl<'a> Reactor<'a> {
         self.accept_pending |= self.listener.is_some() && self.conns.len() < self.max_conns;
     }
 
-    /// Applies deadlines (408 for partial requests, close for idle ones)
-    /// and, with `close_idle`, closes connections that stay idle while
-    /// stopping.
+    /// Applies deadlines (408 for partial requests, close for idle ones);
+    /// with `close_idle`, also closes connections idle while stopping.
     fn sweep(&mut self, now: Instant, stopping: bool, close_idle: bool) {
         let ctx = self.env.ctx(now, stopping);
         let (mut dead, mut closing) = (Vec::new(), Vec::new());
@@ -479,11 +459,9 @@ type Ctx<'a> = loop_ctx::Ctx<'a, Waker>;
 struct ClientSocket {
     stream: TcpStream,
     session: Session,
-    /// The socket may hold unread bytes. Cleared when a read comes back
-    /// short (the receive queue was drained), set by a readable event:
-    /// with edge triggering, bytes arriving later raise a new edge, so the
-    /// read that would only return WouldBlock is skipped (one syscall per
-    /// request fewer), and so is the read on a writable-only wake-up.
+    /// The socket may hold unread bytes: set by a readable event, cleared by
+    /// a short read. Later bytes raise a new edge, so a read that could only
+    /// return WouldBlock is skipped.
     readable: bool,
     /// The peer's FIN was reported: a short read does not mean drained,
     /// the EOF is still to be read and no further edge will announce it.
@@ -522,9 +500,8 @@ impl Socket for Edge<'_> {
     }
 }
 
-/// Moves a connection along as far as its socket allows (`driver::drive`).
-/// A connection whose request left a job waits (no read, nothing to
-/// write) until `take_done` brings the response back.
+/// Moves a connection along as far as its socket allows (`driver::drive`);
+/// one whose request left a job waits until `take_done` brings the result.
 fn drive(c: &mut ClientSocket, token: usize, ctx: &Ctx) -> Pause {
     let ClientSocket {
         stream,

@@ -1,6 +1,5 @@
-//! What the models that drive connections on a worker's own thread share:
-//! the inbox that finished blocking tasks come back through, and the
-//! context a connection's drive borrows.
+//! What models driving connections on a worker's own thread share: the
+//! inbox finished blocking tasks return through, and a drive's context.
 
 use std::cell::RefCell;
 use std::sync::mpsc::Sender;
@@ -13,9 +12,8 @@ use crate::server::session::Session;
 use crate::server::task::TaskDone;
 use crate::server::ServerConfig;
 
-/// A finished task on its way back to its worker: the connection's token,
-/// its generation (which tells it from a later connection that reuses the
-/// token after it closed), and the result.
+/// A finished task on its way back: the connection's token, its generation
+/// (telling it from a later connection reusing the token), and the result.
 pub type Done = (usize, u64, TaskDone);
 
 /// How a worker is told that its inbox holds a result: the event loop's
@@ -24,9 +22,8 @@ pub trait Wake: Send + Sync + 'static {
     fn wake(&self);
 }
 
-/// How finished tasks reach a worker. A channel, not a mutex: the offload
-/// threads run at a lower priority, and one preempted while holding a lock
-/// the loop needs would stall the loop until it got the CPU back.
+/// How finished tasks reach a worker. A channel, not a mutex: a low-priority
+/// offload thread preempted holding the lock would stall the loop.
 pub struct Inbox<W> {
     pub tx: Sender<Done>,
     pub waker: W,
@@ -40,9 +37,8 @@ impl<W: Wake> Inbox<W> {
     }
 }
 
-/// What a worker lends the connections it drives, apart from the
-/// connections themselves, so that a `Ctx` can be made while one of them
-/// is borrowed.
+/// What a worker lends its connections, kept apart from them so a `Ctx`
+/// can be made while one of them is borrowed.
 pub struct Env<'a, W> {
     pub cfg: &'a ServerConfig,
     pub offload: &'a Offload,
@@ -82,17 +78,14 @@ impl<'a, W: Wake> Env<'a, W> {
 pub struct Ctx<'e, W> {
     env: &'e Env<'e, W>,
     pub stopping: bool,
-    /// The round's clock, read once a round (nginx's cached time) rather
-    /// than at every read and write. It runs late by at most the round's
-    /// length, which each model bounds; the deadlines it feeds are seconds
-    /// long.
+    /// The round's clock, read once a round: it lags by at most a round,
+    /// which each model keeps short next to the deadlines it feeds.
     pub now: Instant,
 }
 
 impl<W: Wake> Ctx<'_, W> {
-    /// Decodes and answers what `session` holds; blocking work the handlers
-    /// left goes to the offload pool, its result to the worker's inbox
-    /// addressed to (`token`, `gen`).
+    /// Decodes and answers `session`; blocking work goes to the offload pool,
+    /// its result to the worker's inbox addressed to (`token`, `gen`).
     pub fn process(&self, session: &mut Session, token: usize, gen: u64) {
         session.process(&self.env.cfg.app);
         if let Some(task) = session.take_task() {

@@ -1,7 +1,5 @@
-//! The concurrency models' code: one small file per model with the same
-//! entry, `run(listener, &ServerConfig, &Shutdown)`. What a model is called,
-//! how it is described and its worker rules live in the registry
-//! (`catalog::models`); this module maps each registry entry to its `run`.
+//! The concurrency models' code, one file each; this maps each entry of the
+//! registry (`catalog::models`, which names and describes them) to its `run`.
 
 pub mod async_tasks;
 pub mod event_loop;
@@ -17,12 +15,9 @@ use std::net::TcpListener;
 use super::{Ready, ServerConfig, Shutdown};
 pub use crate::catalog::models::Model;
 
-/// Runs the configured model until shutdown, calling `ready` once with
-/// its workers. The thread pool reports its workers once it has
-/// started them, and the models with a worker per listener once every
-/// worker is set up (`workers::on_threads`); the others start theirs as
-/// configured or fail, so they are reported first (before prefork forks:
-/// the parent's output is flushed before any child exists).
+/// Runs the configured model until shutdown, calling `ready` once with its
+/// workers: once started for the pool and per-listener models, before `run`
+/// for the rest (so prefork's output is flushed before any child exists).
 pub fn run(
     listener: TcpListener,
     cfg: &ServerConfig,

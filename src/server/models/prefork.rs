@@ -1,8 +1,6 @@
-//! N worker processes forked after binding, sharing the listener; each
-//! serves one connection at a time. The parent restarts a worker that dies
-//! and removes the temporary upload a killed worker leaves behind.
-//!
-//! The parent stays single-threaded so that forking replacements is safe.
+//! N worker processes forked after binding, each serving one connection at
+//! a time. The parent restarts dead workers, removes their abandoned uploads,
+//! and stays single-threaded so that forking replacements is safe.
 
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -93,10 +91,8 @@ fn stop(workers: &mut HashMap<Pid, Instant>, grace: Duration) {
     }
 }
 
-/// A worker killed mid-upload could not remove its temporary file. Its
-/// lock died with it, so the sweep that runs at startup can tell that file
-/// from the live uploads of the other workers and remove it now, instead
-/// of leaving it until the next start.
+/// Removes a killed worker's temporary upload now, not at the next start:
+/// its lock died with it, so the startup sweep tells it from live ones.
 fn remove_abandoned_uploads(cfg: &ServerConfig) {
     if let Some(dir) = &cfg.app.files_dir {
         if let Err(e) = stale::remove_stale_uploads(dir) {
@@ -134,10 +130,8 @@ fn spawn_worker(
     match unsafe { fork() }? {
         ForkResult::Parent { child } => Ok(child),
         ForkResult::Child => {
-            // The signal state is inherited as it is: a worker forked after
-            // SIGTERM reached the parent must stop too. (Clearing it here
-            // lost a SIGTERM that the parent sent before the child ran, and
-            // the parent then waited out the whole grace period.)
+            // Keep the inherited signal state: a SIGTERM that reached the
+            // parent before this worker ran must stop it too.
             blocking::serve_serially(listener, cfg, shutdown, false);
             // Exit without unwinding into the parent's code path.
             std::process::exit(0)

@@ -63,10 +63,8 @@ impl Feed for Pool {
     }
 }
 
-/// Runs the pool. A fixed pool starts its threads first and reports how
-/// many did to `ready` (under a process limit that may be fewer than
-/// asked: one line says so, and the pool serves with those); none at all
-/// is an error.
+/// Runs the pool. A fixed pool starts its threads first and reports to
+/// `ready` how many did, which a process limit may make fewer than asked.
 pub fn run(
     listener: TcpListener,
     cfg: &ServerConfig,
@@ -138,10 +136,8 @@ pub fn run(
     Ok(())
 }
 
-/// Starts `workers` threads with `spawn`, stopping at the first failure
-/// (a process or memory limit: the next attempt would fail too). Returns
-/// how many started, having said in one line if that is fewer than asked;
-/// an error if none did.
+/// Starts `workers` threads, stopping at the first failure (a limit the
+/// next would hit too). Returns how many started; an error if none did.
 fn start_fixed(
     workers: usize,
     mut spawn: impl FnMut() -> std::io::Result<()>,

@@ -1,18 +1,6 @@
-//! The upload directory's commit lock, and the precondition check made
-//! under it. Every change of a name (an upload's rename, a delete) takes
-//! the lock, checks the request's conditions against the name's version at
-//! that moment, and keeps the lock until the change is made. Two changes
-//! of one name therefore cannot both pass a check that only one of them
-//! can satisfy: the second sees the first one's result.
-//!
-//! The lock is an exclusive `flock` on the directory itself, opened anew
-//! per change: flock locks belong to open file descriptions, so two
-//! threads of one process exclude each other just as two prefork workers
-//! (or two servers on one directory) do, and a process killed while
-//! holding it releases it. Locking the directory needs no file of its own
-//! that listings, the stale sweep or a user would have to step around.
-//! Only the check and the rename run under it; the file's fsync comes
-//! before, the directory's after.
+//! The upload directory's commit lock: every change of a name (an upload's
+//! rename, a delete) re-checks its conditions under it and holds it until
+//! done, so of two racing changes the second sees the first's result.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -27,9 +15,8 @@ use crate::server::handlers::Response;
 /// The held lock; dropping it (closing the descriptor) releases it.
 pub struct Held(#[allow(dead_code)] File);
 
-/// The validators of `name`'s current version, None when it has no
-/// regular file. The early check (before a body is read) and the one
-/// under the lock use this same rule.
+/// The validators of `name`'s current version, None without a regular
+/// file; the early check and the one under the lock share this rule.
 pub fn current(dir: &Path, name: &str) -> Option<Validators> {
     std::fs::metadata(dir.join(name))
         .ok()
@@ -39,7 +26,9 @@ pub fn current(dir: &Path, name: &str) -> Option<Validators> {
 
 /// Takes the directory's lock, then checks `conditions` against `name`'s
 /// current version: the lock to make the change under, or the response to
-/// give instead (412, or 500 when the lock cannot be taken).
+/// give instead (412, or 500 when the lock cannot be taken). Only the check
+/// and the rename belong under it: the file's fsync comes before, the
+/// directory's after.
 pub fn hold(dir: &Path, name: &str, conditions: &Conditions) -> Result<Held, Response> {
     let held = lock(dir).map_err(|e| write_failure(&e))?;
     match conditions.check(current(dir, name).as_ref()) {
@@ -48,6 +37,9 @@ pub fn hold(dir: &Path, name: &str, conditions: &Conditions) -> Result<Held, Res
     }
 }
 
+/// An exclusive flock on the directory, opened anew per change: it belongs
+/// to the open file description, so threads exclude each other as processes
+/// do, a killed holder releases it, and no lock file clutters the directory.
 fn lock(dir: &Path) -> io::Result<Held> {
     let f = OpenOptions::new()
         .read(true)

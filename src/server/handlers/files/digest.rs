@@ -1,12 +1,6 @@
-//! SHA-256 of an upload, computed beside the transfer: small uploads are
-//! hashed on the receiving thread; once an upload is large enough, its
-//! blocks go to a hashing thread of its own, so that receiving and writing
-//! one block overlaps with hashing the one before: at upload speed, hashing
-//! alone takes most of a core.
-//!
-//! Memory stays bounded: at most `BLOCKS_IN_FLIGHT` blocks circulate
-//! between the two threads, and a full queue makes the receiver wait for
-//! the hasher, as a slow disk makes it wait for a write.
+//! SHA-256 of an upload, computed beside the transfer: inline while small,
+//! then on a hashing thread of its own, so hashing one block overlaps
+//! receiving and writing the next.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
@@ -14,10 +8,10 @@ use std::thread::JoinHandle;
 use sha2::{Digest, Sha256};
 
 /// Bytes hashed inline before a hashing thread is started: below this, the
-/// thread would cost more than it saves (and E2's many small uploads would
-/// each start one).
+/// thread would cost more than it saves.
 const THREAD_FROM: u64 = 4 * 1024 * 1024;
-/// Blocks allocated per upload at most, counting the one being filled.
+/// Blocks allocated per upload at most, counting the one being filled; a
+/// full queue makes the receiver wait for the hasher, bounding memory.
 const BLOCKS_IN_FLIGHT: usize = 4;
 
 /// The running digest of one upload.
@@ -48,8 +42,7 @@ enum State {
 pub struct HasherGone;
 
 impl BodyDigest {
-    /// A digest fed with blocks of `block_size` bytes (the last may be
-    /// shorter).
+    /// A digest fed blocks of `block_size` bytes (the last may be shorter).
     pub fn new(block_size: usize) -> Self {
         BodyDigest {
             block_size,

@@ -44,9 +44,8 @@ pub fn get(dir: &Path, name: &str, head: &RequestHead) -> Response {
     range::respond(head, &v, headers.into(), body)
 }
 
-/// Opens a regular file without following a symlink and without blocking
-/// on a FIFO; validators come from the open descriptor, so they describe
-/// exactly the bytes that will be sent even if the name is replaced.
+/// Opens a regular file without following a symlink or blocking on a FIFO;
+/// validators from the descriptor match the bytes sent even if replaced.
 pub(super) fn open_regular(path: &Path) -> Result<(File, Metadata), u16> {
     let file = OpenOptions::new()
         .read(true)

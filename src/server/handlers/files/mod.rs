@@ -1,8 +1,6 @@
-//! The file service under `/files/`: list, upload (PUT/POST), download
-//! (GET/HEAD with ranges), digest (`?sha256`) and delete, confined to one
-//! directory. Names are checked before any filesystem call; uploads go to a
-//! temporary file in the same directory and are renamed into place, so a
-//! reader never sees a partial file and an aborted upload leaves nothing.
+//! The file service under `/files/`: list, upload, download (with ranges),
+//! digest (`?sha256`) and delete, confined to one directory. Uploads are
+//! renamed into place, so a reader never sees a partial file.
 
 mod commit;
 mod delete;
@@ -49,8 +47,7 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
             return Some(Action::Respond(refused));
         }
     }
-    // Hashing, fsync, rename and unlink may wait on the disk: they are
-    // jobs, which the event loops run off their threads.
+    // Work that may wait on the disk is a job, run off the event loops.
     let owned = || (dir.to_path_buf(), name.clone());
     Some(match head.method {
         Method::Get | Method::Head if reply::query_param(head, "sha256").is_some() => {
@@ -74,12 +71,9 @@ pub fn route(app: &App, head: &RequestHead, path: &str) -> Option<Action> {
     })
 }
 
-/// The answer to an upload or delete that must not go ahead, before any
-/// of its body is read: a partial PUT (RFC 9110 14.5: 400, since the
-/// service stores whole files only), or a precondition the file's
-/// current version fails (412). This early check saves a doomed upload's
-/// body; what makes the precondition hold is the same check made again
-/// under the directory's lock when the change is carried out (`commit`).
+/// Refuses an upload or delete before its body is read: a partial PUT (400,
+/// RFC 9110 14.5: only whole files are stored) or a failed precondition
+/// (412). This only saves a doomed body; `commit` repeats it under lock.
 fn refuse_change(
     dir: &Path,
     name: &str,
@@ -104,12 +98,9 @@ fn collection(dir: &Path, head: &RequestHead) -> Action {
     }
 }
 
-/// Resolves the upload directory: the one given (created if missing), or
-/// `loadlab/files` under the user's data directory, or under the temporary
-/// directory when there is no home. Then removes the temporary files that
-/// a server killed mid-upload left there (see `stale`): this runs once per
-/// `loadlab serve`, before any worker exists, which is exactly when they
-/// must go.
+/// Resolves the upload directory: the one given (created if missing), else
+/// `loadlab/files` under the user's data (or the temporary) directory, then
+/// clears what a killed server left (`stale`) before any worker exists.
 pub fn resolve_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let dir = create_dir(given)?;
     if let Err(e) = stale::remove_stale_uploads(&dir) {

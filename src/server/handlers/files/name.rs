@@ -23,14 +23,9 @@ pub enum NameError {
     TooLong,
 }
 
-/// Decodes the raw (percent-encoded) name from a `/files/NAME` path and
-/// checks it. A leading dot is refused, which also keeps `.`, `..` and the
-/// service's own temporary files (`.upload-*`) out of reach.
-///
-/// Dots inside a name are allowed (`a..b`, `v1..2.txt`, `x..`): only a
-/// whole `..` path segment moves up a directory, and a name is never split
-/// into segments (`/`, `\` and their encodings are refused), so such a
-/// name is just a file in the upload directory.
+/// Decodes and checks the raw name from a `/files/NAME` path. A leading dot
+/// is refused, keeping `.`, `..` and temporary uploads out of reach; inner
+/// dots (`a..b`) are safe, as a name is never split into segments.
 pub fn parse(raw: &str) -> Result<String, NameError> {
     if raw.is_empty() {
         return Err(NameError::Empty);

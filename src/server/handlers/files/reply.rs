@@ -1,7 +1,6 @@
-//! What the file service's handlers answer with: JSON bodies, a file's
-//! href and digest, query parameters, and the status a failed filesystem
-//! call maps to. One file, so the handlers and the router share it without
-//! importing each other.
+//! Pieces of the file service's answers (JSON, hrefs, digests, query
+//! parameters, statuses for failed filesystem calls), kept in one file so
+//! the handlers and the router need not import each other.
 
 use bytes::Bytes;
 use serde::Serialize;
@@ -9,10 +8,9 @@ use serde::Serialize;
 use crate::http::RequestHead;
 use crate::server::handlers::{Body, Response};
 
-/// Every answer about the files' current state (downloads, `?sha256`, the
-/// listing) says this: the files change under the same URL, and without
-/// it a cache may reuse an old answer by heuristic freshness (RFC 9111
-/// 4.2.2, from Last-Modified) instead of revalidating with the ETag.
+/// On every answer about the files' current state: they change under the
+/// same URL, so a cache must revalidate with the ETag rather than guess
+/// freshness from Last-Modified (RFC 9111 4.2.2).
 pub(super) const NO_CACHE: &str = "Cache-Control: no-cache\r\n";
 
 /// What uploads and `?sha256` answer.
@@ -25,9 +23,8 @@ pub(super) struct FileDigest<'a> {
     pub sha256: Option<String>,
 }
 
-/// A JSON response, not to be reused without revalidation (`NO_CACHE`);
-/// serialising our own plain structs cannot fail, but a failure would
-/// still be an answer (500), not a panic.
+/// A JSON response with `NO_CACHE`; serialising our structs cannot fail,
+/// but if it did the answer would be a 500, not a panic.
 pub(super) fn json(status: u16, value: &impl Serialize) -> Response {
     match serde_json::to_vec(value) {
         Ok(mut body) => {

@@ -6,11 +6,9 @@ use base64::Engine as _;
 
 use crate::http::request::RequestHead;
 
-/// The request asks for a SHA-256 representation digest: some
-/// `Want-Repr-Digest` field lists `sha-256` with a preference from 1 to
-/// 10 (RFC 9530 4: 0 means "not acceptable"). The field is a structured
-/// dictionary (RFC 8941); a member that does not parse is ignored, as the
-/// RFC lets a server ignore a preference it does not understand.
+/// Whether a `Want-Repr-Digest` field lists `sha-256` with a preference of
+/// 1 to 10 (RFC 9530 4: 0 means "not acceptable"). Members that do not
+/// parse are ignored, as the RFC allows.
 pub fn wants_sha256(head: &RequestHead) -> bool {
     head.headers()
         .filter(|(name, _)| name.eq_ignore_ascii_case("want-repr-digest"))

@@ -1,13 +1,6 @@
-//! Temporary upload files: their names, the lock a live upload holds on
-//! its file, and the removal of the ones a killed server or prefork worker
-//! left (at startup, and when the prefork parent reaps a worker).
-//!
-//! A server killed mid-upload (SIGKILL, OOM killer, power loss) cannot
-//! unlink its temporary file. To tell such a file from one that another
-//! server on the same directory is still writing, every upload holds an
-//! exclusive `flock` on its temporary file for as long as the file lives;
-//! the kernel drops the lock when the owning process dies, however it
-//! dies. A temporary file nobody has locked is therefore abandoned.
+//! Temporary upload files: their names, the flock a live upload holds on
+//! its file while it lives, and the removal of unlocked ones, which a
+//! killed server or prefork worker left (at startup and on worker reap).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -18,9 +11,8 @@ use std::path::Path;
 pub use crate::results::files::is_temp_name;
 
 /// Takes the lock that marks a freshly created temporary file as in use.
-/// False when the file cannot be kept: a starting server's cleanup locked
-/// it first (between creation and this call) and has removed or will
-/// remove it, so the caller makes another one.
+/// False when a starting server's cleanup locked it first and removes it:
+/// the caller then makes another.
 pub fn claim(file: &File) -> io::Result<bool> {
     match try_lock(file) {
         // Locked, but the cleanup may have unlinked it just before.
@@ -32,10 +24,9 @@ pub fn claim(file: &File) -> io::Result<bool> {
     }
 }
 
-/// Removes the abandoned temporary files in `dir` and returns how many.
-/// Only regular files whose name passes `is_temp_name` and that no process
-/// holds locked are removed; anything else, and any file that cannot be
-/// examined, is left as it is.
+/// Removes the abandoned temporary files in `dir` and returns how many:
+/// regular files passing `is_temp_name` that nobody holds locked (the
+/// kernel drops a dead owner's flock). Anything unsure is left alone.
 pub fn remove_stale_uploads(dir: &Path) -> io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir(dir)?.flatten() {

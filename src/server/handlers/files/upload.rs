@@ -1,22 +1,6 @@
-//! PUT/POST of one file: the body streams into a temporary file in the
-//! upload directory, and when the client asks for it (RFC 9530
-//! `Want-Repr-Digest: sha-256`) its SHA-256 is computed on the way, since
-//! hashing costs about as much CPU as receiving and writing; at the end the file is
-//! fsynced and renamed over the name, in a job (`finish` defers it), so an
-//! event loop does not wait for the disk. The rename happens under the
-//! directory's commit lock, after the request's preconditions are checked
-//! once more (see `commit`): the loser of two racing conditional uploads
-//! gets 412 and its temporary file is removed. Memory stays constant whatever the
-//! size: the body is gathered into blocks of fixed size, each written and
-//! then, if asked, hashed (on a thread of its own for a large upload, see
-//! `digest`); on the blocking models, without a digest, large chunks are
-//! written as they come instead (see `DIRECT_MIN`).
-//!
-//! The temporary file is a `NamedTempFile`: dropping the sink without
-//! `finish` (client gone, bad framing, timeout, 413, ENOSPC) unlinks it, so
-//! an aborted upload leaves nothing behind. Only a killed process leaves
-//! one; the flock held on it (see `stale`) lets the next server that starts
-//! on the directory tell it from a live upload and remove it.
+//! PUT/POST of one file: the body streams, in fixed-size blocks, into a
+//! temporary file (hashed on the way if asked), which a job fsyncs and
+//! renames over the name under the commit lock, re-checking preconditions.
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -36,23 +20,16 @@ use crate::results::files::{TEMP_RAND_LEN, TEMP_SUFFIX};
 use crate::server::handlers::validators::Conditions;
 use crate::server::handlers::{BodySink, Reply, Response, Step};
 
-/// After this many new bytes the kernel is asked to start writing them
-/// back, so the final fsync finds most of the file already on disk instead
-/// of flushing all of it while the client waits.
+/// New bytes after which the kernel is asked to start writeback, so the
+/// final fsync does not flush the whole file while the client waits.
 const WRITEBACK_STEP: u64 = 8 * 1024 * 1024;
-/// Body chunks are as large as whatever one socket read returned, often a
-/// few KiB; they are gathered into blocks of this size, since a write
-/// syscall per small chunk costs more than the copy into a block. The
-/// block also outlives the read buffer, so it can be hashed while the next
-/// one is received. Large enough that writes are few, small enough that
-/// `digest`'s four blocks in flight hold little memory.
+/// Size of the blocks body chunks are gathered into: a write per block
+/// costs less than one per socket read, and a block outlives the read so it
+/// can be hashed meanwhile. Small enough for `digest`'s blocks in flight.
 const BLOCK: usize = 1024 * 1024;
-/// On a model whose thread may block (see `App::may_block`) and with no
-/// digest asked, a body chunk at least this large is written to the file
-/// straight from the connection's read buffer instead of being copied into
-/// a block first: that copy is a large part of an upload's CPU, and a
-/// write of this size costs no more than the floor receiver's. Smaller
-/// chunks are still gathered.
+/// On a thread that may block (`App::may_block`) and with no digest, a
+/// chunk at least this large is written straight from the read buffer,
+/// sparing the copy into a block; smaller chunks are still gathered.
 const DIRECT_MIN: usize = 64 * 1024;
 /// Temporary files made before giving up when a starting server's cleanup
 /// keeps taking them (each loss needs a race within microseconds).
@@ -64,10 +41,9 @@ pub struct Upload {
     max: u64,
     /// The request's preconditions, checked again right before the rename.
     conditions: Conditions,
-    /// The file and its digest. Only the steps that write blocks and the
-    /// final job use it, and the session runs those one at a time with
-    /// `data` waiting, so the lock is never contended; it makes the store
-    /// shareable with the thread a step runs on.
+    /// The file and its digest, locked only so a step can run on another
+    /// thread; steps and the final job run one at a time while `data`
+    /// waits, so the lock is never contended.
     store: Arc<Mutex<Store>>,
     /// Bytes received but not yet handed to a step (capacity BLOCK,
     /// allocated with the temporary file).
@@ -83,6 +59,8 @@ pub struct Upload {
 struct Store {
     /// Created on the first byte (or at the end of an empty body), so a
     /// request refused before its body is read never touches the disk.
+    /// An upload dropped unfinished (abort, 413, ENOSPC) unlinks it; a
+    /// killed process's leftover is found by its missing flock (`stale`).
     tmp: Option<NamedTempFile>,
     /// The body's SHA-256 so far, when the client asked for it.
     digest: Option<BodyDigest>,
@@ -283,9 +261,7 @@ impl BodySink for Upload {
     }
 
     /// Gathers the body into blocks. A full block is written (and hashed)
-    /// by a step, which the session runs before it decodes more: an event
-    /// loop gives it to another thread, since a write may wait for the
-    /// disk and would hold up every connection on the loop.
+    /// by a step, run before more is decoded and off any event loop's thread.
     fn data(&mut self, mut chunk: &[u8]) -> Result<(), Response> {
         self.open()?;
         self.size += chunk.len() as u64;

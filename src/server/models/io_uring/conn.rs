@@ -1,7 +1,6 @@
-//! One io_uring connection: its socket and `Session`, the input received
-//! but not yet taken, which of its operations are in flight, and the
-//! operations it needs next (receive, send, splice), as submission entries
-//! for the worker's next batch.
+//! One io_uring connection: its socket and `Session`, input received but
+//! not yet taken, its operations in flight, and the submission entries for
+//! what it needs next.
 
 use std::io;
 use std::net::TcpStream;
@@ -19,23 +18,19 @@ use crate::server::outq::{Front, OutQueue, Wrote};
 use crate::server::session::Session;
 use crate::server::task::TaskDone;
 
-/// Received bytes a connection may hold beyond what its session takes
-/// (while a response is owed, or a task is out); past it the multishot
-/// receive is cancelled, so a client that pipelines without reading its
-/// responses is held back by TCP, as with the event loops.
+/// Received bytes a connection may hold beyond what its session takes;
+/// past it the receive is cancelled, so TCP holds back a client that
+/// pipelines without reading its responses.
 pub const HELD_MAX: usize = 64 * 1024;
-/// Most bytes one splice moves from a file into the connection's pipe:
-/// the default pipe capacity, so the splice never waits for the pipe.
+/// Most bytes one splice moves into the pipe: its default capacity, so
+/// the splice never waits for the pipe.
 const SPLICE_CHUNK: u32 = 64 * 1024;
-/// Splices never wait inside the kernel: io_uring runs every splice on an
-/// io-wq thread, and one that waited for a slow reader would hold that
-/// thread for as long as the reader stalls (one kernel thread per stalled
-/// reader). With the socket and pipe nonblocking a full socket answers
-/// EAGAIN, and the ring waits for POLLOUT instead (see `Sending::Writable`).
+/// Splices run on io-wq threads, and one waiting for a slow reader would
+/// hold its thread; nonblocking, a full socket answers EAGAIN and the ring
+/// waits for POLLOUT instead (`Sending::Writable`).
 const SPLICE_FLAGS: u32 = libc::SPLICE_F_NONBLOCK;
-/// Largest send made quiet (see `Conn::submit_output`): small responses,
-/// which a socket with room takes whole. Lower where the send rate says
-/// so (`Conn::quiet_max`: 7,500 B with the default limits).
+/// Largest quiet send (`Conn::submit_output`): small responses, which a
+/// socket with room takes whole; `Conn::quiet_max` may lower it.
 const QUIET_MAX: usize = 16 * 1024;
 
 /// A ring's wake-up when a task's result is in its inbox: an eventfd the
@@ -61,8 +56,8 @@ enum Sending {
     Bytes,
     SpliceIn,
     SpliceOut,
-    /// Waiting in the ring for the socket to take more (POLLOUT), after a
-    /// splice to it found it full; the splice is submitted again after.
+    /// Waiting for POLLOUT after a splice found the socket full; the splice
+    /// is submitted again after.
     Writable,
 }
 
@@ -164,23 +159,21 @@ impl Conn {
     }
 
     /// The session may take input now: no send in flight (output must not
-    /// move under the kernel) and none queued (pipelined requests wait
-    /// until their predecessors' responses are out, as with the event
-    /// loops).
+    /// move under the kernel) and none queued (pipelined requests wait for
+    /// their predecessors' responses).
     fn may_take(&self) -> bool {
         self.sending == Sending::Idle && self.flushed() && !self.closing
     }
 
-    /// Gives the session as much of `src` as it takes, processing as it
-    /// goes (`driver::drive`), then the EOF if `eof`; returns how much it
-    /// took and what the connection waits for.
+    /// Gives the session as much of `src` as it takes, then the EOF if
+    /// `eof`; returns how much it took and what the connection waits for.
     fn take(&mut self, src: &[u8], eof: bool, ctx: &Ctx, token: usize) -> (usize, Pause) {
         let mut sock = Received { src, taken: 0, eof };
         let gen = self.gen.into();
         let process = &mut |s: &mut Session| ctx.process(s, token, gen);
         let (s, now, stopping) = (&mut self.session, ctx.now, ctx.stopping);
-        // A turn's end is for sockets that others wait beside: what was
-        // received is all taken now.
+        // A turn's end lets other sockets have theirs; here all of the
+        // input is taken now.
         loop {
             match driver::drive(s, &mut sock, &mut ctx.lent(), now, stopping, process) {
                 Pause::Turn => {}
@@ -230,10 +223,8 @@ impl Conn {
         ok
     }
 
-    /// Moves the connection along: applies a waiting task result, gives
-    /// the session held input, queues the next send and (re-)arms the
-    /// receive. Pushes what it needs to `sqes`. False when the connection
-    /// is finished and should be closed.
+    /// Moves the connection along, pushing what it needs to `sqes`. False
+    /// when the connection is finished and should be closed.
     pub fn drive(&mut self, token: usize, ctx: &Ctx, sqes: &mut Vec<squeue::Entry>) -> bool {
         if self.sending == Sending::Idle && !self.closing && self.linger.is_none() {
             if let Some(done) = self.done.take() {
@@ -261,19 +252,14 @@ impl Conn {
         true
     }
 
-    /// The next output operation: a send of queued bytes (MSG_MORE on the
-    /// connection's last output, so its FIN shares the segment), or a
-    /// file spliced to the socket through the connection's pipe.
-    /// False when it cannot (no descriptor left for a pipe).
+    /// Queues the next output: a send (MSG_MORE on the last output, so its
+    /// FIN shares the segment) or a file spliced through the pipe. False
+    /// when no descriptor is left for a pipe.
     ///
-    /// A send is quiet (`Op::SendQuiet`, MSG_WAITALL: its completion
-    /// means all of it is out, or failure) when it empties the output of
-    /// a keep-alive connection that holds no further input, no task result
-    /// and no EOF, and is at most `quiet_max` (none with no least send
-    /// rate): once it completes, driving the connection only notes that.
-    /// Where quiet sends are on (`Features::quiet_sends`), the worker then
-    /// need not wait for its completion, which a socket with room posts
-    /// inside the io_uring_enter that submits it.
+    /// A send is quiet (`Op::SendQuiet`, MSG_WAITALL: its completion means
+    /// all of it is out, or failure) when it empties the output of a
+    /// keep-alive connection with nothing else pending (`still_quiet`) and
+    /// is at most `quiet_max`; the worker then need not wait for it.
     fn submit_output(
         &mut self,
         token: usize,
@@ -345,9 +331,8 @@ impl Conn {
         true
     }
 
-    /// Nothing but a send's completion would move the connection on: no
-    /// input held, no task result, no EOF, not closing or lingering. Its
-    /// quiet send (if any) may then complete unwaited for.
+    /// Nothing but a send's completion would move the connection on, so
+    /// its quiet send may complete unwaited for.
     pub fn still_quiet(&self) -> bool {
         self.held.is_empty()
             && self.done.is_none()
@@ -356,11 +341,9 @@ impl Conn {
             && self.linger.is_none()
     }
 
-    /// The largest quiet send. Its progress is seen only when all of it is
-    /// out (MSG_WAITALL), so it is kept to half of what a reader at the
-    /// least send rate takes in one send window: such a reader finishes it
-    /// in time to count. With no least rate, none is quiet: any progress
-    /// must then be seen.
+    /// The largest quiet send: its progress shows only once all of it is
+    /// out, so it is half what a reader at the least send rate takes in one
+    /// send window. With no least rate none is quiet.
     fn quiet_max(&self) -> usize {
         let l = self.session.conn.limits();
         let window = u128::from(l.min_send_rate).saturating_mul(l.send_timeout.as_millis()) / 2000;
@@ -391,10 +374,9 @@ impl Conn {
         }
     }
 
-    /// Starts closing: the socket is shut down so that operations in
-    /// flight end at once; the worker removes the connection when none
-    /// is left. With `linger`, only writing is shut down and the receive
-    /// stays armed to drop what the peer still sends.
+    /// Starts closing: the socket is shut down so operations in flight end
+    /// at once. With `linger` only writing is, and the receive stays armed
+    /// to drop what the peer still sends.
     pub fn start_close(&mut self, linger: bool) {
         let how = if linger {
             libc::SHUT_WR
@@ -418,10 +400,9 @@ impl Conn {
     }
 }
 
-/// Received bytes as the drive loop reads them, copied from the ring's
-/// buffer or what the connection held, then the EOF if it came. Output
-/// goes through the ring, so a send is said blocked: the drive stops for
-/// it to be submitted.
+/// Received bytes as the drive loop reads them, then the EOF if it came.
+/// Output goes through the ring, so a send says blocked and the drive
+/// stops for it to be submitted.
 struct Received<'a> {
     src: &'a [u8],
     taken: usize,

@@ -1,11 +1,6 @@
-//! The `io-uring` model: one io_uring per worker thread, each with its own
-//! SO_REUSEPORT listener, multishot accept, multishot receives into a
-//! provided-buffer ring, every response of a round submitted in one
-//! io_uring_enter, files spliced to the socket through a pipe (both
-//! nonblocking: a full socket is waited for in the ring, with POLLOUT, not
-//! on an io-wq kernel thread). Each connection drives the same `Session`
-//! as every other model; blocking file work goes to the shared `Offload`
-//! pool, whose results wake the ring through an eventfd it reads.
+//! The `io-uring` model: one ring and SO_REUSEPORT listener per worker
+//! thread, driving the same `Session` as every model; blocking file work
+//! goes to the shared `Offload` pool, which wakes the ring via an eventfd.
 
 mod conn;
 mod ring;
@@ -30,16 +25,14 @@ enum Op {
     Accept = 1,
     Recv,
     Send,
-    /// A send that empties the connection's output and leaves it waiting
-    /// for its next request: nothing needs doing when it completes, so the
-    /// worker does not wait for its completion (`Conn::submit_output`).
+    /// A send that leaves the connection waiting for its next request, so
+    /// its completion is not waited for (`Conn::submit_output`).
     SendQuiet,
     /// File to the connection's pipe.
     SpliceIn,
     /// The connection's pipe to its socket.
     SpliceOut,
-    /// The connection's socket can take more (POLLOUT) after a splice
-    /// found it full.
+    /// The socket can take more (POLLOUT) after a splice found it full.
     Writable,
     /// The offload pool's eventfd was written.
     Wake,
@@ -47,8 +40,7 @@ enum Op {
     Stop,
     /// A cancel request's own completion (nothing to do).
     Cancel,
-    /// The TICK timeout op fired: once, or every TICK where it is
-    /// multishot (quiet sends on), each with IORING_CQE_F_MORE.
+    /// The TICK timeout fired (multishot where quiet sends are on).
     Tick,
 }
 

@@ -1,8 +1,6 @@
-//! Setting up one worker's ring: the flags this kernel takes (single
-//! issuer, deferred task running), the checks for what the model cannot
-//! do without (multishot accept and receive, buffer rings), the list of
-//! features the start-up line prints, and the provided-buffer ring that
-//! multishot receives fill.
+//! Setting up one worker's ring: the flags this kernel takes, checks for
+//! what the model needs, the features the start-up line lists, and the
+//! provided-buffer ring that multishot receives fill.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io;
@@ -11,27 +9,22 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use io_uring::types::BufRingEntry;
 use io_uring::IoUring;
 
-/// Submission queue entries per ring. A batch larger than this is
-/// submitted in several pieces, so it bounds nothing but the batch size.
+/// Submission queue entries per ring; a larger batch goes in pieces.
 pub(super) const SQ_ENTRIES: u32 = 1024;
-/// Completion queue entries per ring: room for one batch's multishot
-/// completions (the kernel keeps any overflow; it drops none).
+/// Completion queue entries: room for a batch's multishot completions
+/// (the kernel keeps any overflow).
 const CQ_ENTRIES: u32 = 8 * SQ_ENTRIES;
 /// Receive buffers per ring (a power of two, as the kernel requires).
-/// Data is copied out of a buffer and the buffer handed back as its
-/// completion is handled, so this bounds the bytes received in one batch,
-/// not what connections hold.
+/// Each is handed back once copied out, so this bounds one batch's input.
 pub const RECV_BUFS: u16 = 256;
-/// Size of one receive buffer: a multishot receive fills at most one
-/// buffer per completion.
+/// Size of one receive buffer: the most one receive completion carries.
 pub const RECV_BUF_SIZE: usize = 16 * 1024;
 /// The buffer group id of the receive buffers (one group per ring).
 pub const BUF_GROUP: u16 = 0;
-/// The oldest kernel with multishot receive (6.0); multishot accept and
-/// buffer rings came in 5.19.
+/// The oldest kernel with multishot receive (accept and buffer rings are
+/// older).
 const MIN_KERNEL: (u32, u32) = (6, 0);
-/// The oldest kernel with multishot timeouts (6.4), which quiet sends
-/// need (see `Features::quiet_sends`).
+/// The oldest kernel with multishot timeouts, which quiet sends need.
 const QUIET_KERNEL: (u32, u32) = (6, 4);
 
 /// Ring features in use, for the start-up line.
@@ -39,16 +32,13 @@ const QUIET_KERNEL: (u32, u32) = (6, 4);
 pub struct Features {
     pub single_issuer: bool,
     pub defer_taskrun: bool,
-    /// A round whose only submissions are quiet sends waits for the next
-    /// event as well (the worker's `completions_to_wait_for`). Needs the
-    /// TICK timeout multishot: a tick that fires just before such a wait
-    /// begins does not end it, and the next fire must come by itself.
+    /// A round of only quiet sends waits for one more event too. Needs a
+    /// multishot tick: one fired just before that wait does not end it.
     pub quiet_sends: bool,
 }
 
 impl Features {
-    /// The `ring=` value of the start-up line: the features every ring
-    /// uses, then the optional ones this kernel gave.
+    /// The start-up line's `ring=` value: fixed, then optional features.
     pub fn list(&self) -> String {
         let mut f = vec![
             "multishot-accept",
@@ -86,8 +76,8 @@ fn unavailable(e: &io::Error) -> io::Error {
     )
 }
 
-/// Builds this thread's ring with the most the kernel allows. SINGLE_ISSUER
-/// binds the ring to the calling thread, so every worker builds its own.
+/// Builds this thread's ring with the most the kernel allows; SINGLE_ISSUER
+/// binds it to this thread, so every worker builds its own.
 pub fn build() -> io::Result<(IoUring, Features)> {
     let kernel = check_kernel()?;
     let attempt = |single: bool, defer: bool| {
@@ -101,8 +91,8 @@ pub fn build() -> io::Result<(IoUring, Features)> {
         }
         b.build(SQ_ENTRIES)
     };
-    // Both optional flags, then without deferred task running (6.1), then
-    // without either (6.0); another error means no io_uring at all.
+    // Older kernels refuse optional flags with EINVAL, so drop them one by
+    // one; any other error means no io_uring at all.
     let tries = [(true, true), (true, false), (false, false)];
     let mut last = None;
     for (single, defer) in tries {
@@ -126,8 +116,7 @@ pub fn build() -> io::Result<(IoUring, Features)> {
     ))
 }
 
-/// Refuses a kernel older than multishot receive, by its release; the
-/// kernel's (major, minor) otherwise.
+/// The kernel's (major, minor); an error if it lacks multishot receive.
 fn check_kernel() -> io::Result<(u32, u32)> {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_owned())
@@ -147,20 +136,17 @@ fn check_kernel() -> io::Result<(u32, u32)> {
     }
 }
 
-/// A provided-buffer ring: RECV_BUFS buffers of RECV_BUF_SIZE that the
-/// kernel picks from for each multishot receive completion, and that are
-/// handed back once their bytes are copied out.
+/// A provided-buffer ring: buffers the kernel picks from for multishot
+/// receives, handed back once their bytes are copied out.
 pub struct BufRing {
     /// The ring of entries shared with the kernel (page-aligned).
     entries: *mut BufRingEntry,
     layout: Layout,
-    /// The buffers themselves, one allocation never moved while
-    /// registered. A raw pointer, not a slice: the kernel writes buffers
-    /// while we read others, so no reference may cover them all.
+    /// One allocation, never moved while registered. A raw pointer: the
+    /// kernel writes some buffers while we read others.
     bufs: *mut u8,
     bufs_layout: Layout,
-    /// Set when the worker could not wait for the kernel to finish with
-    /// the buffers: then they are never freed.
+    /// The kernel may still use the buffers, so they are never freed.
     leaked: bool,
     /// Our tail, published to the kernel by `publish`.
     tail: u16,
@@ -255,8 +241,7 @@ impl BufRing {
 }
 
 impl BufRing {
-    /// Never frees the ring or its buffers: for a worker that stopped
-    /// before every receive ended.
+    /// Never frees the ring or its buffers: some receive may not have ended.
     pub fn leak(&mut self) {
         self.leaked = true;
     }

@@ -1,13 +1,6 @@
 //! One io_uring worker: its ring, listener, buffer ring and connections.
-//! Each round submits everything queued and waits for completions in one
-//! io_uring_enter (a timeout op in the ring completes every TICK, so
-//! deadlines and shutdown are seen), and drives each connection where its
-//! completion is handled; what else touched a connection (an accept, a
-//! finished task, a deadline, shutdown) drives it after the completions.
-//! At shutdown it stops accepting, lets connections between requests learn
-//! of it, and once they are gone (or the grace is over) waits, boundedly,
-//! for the kernel to finish with their buffers before freeing them. What
-//! each completion means is in `completions`.
+//! Each round submits everything queued and waits in one io_uring_enter;
+//! what each completion means is in `completions`.
 
 use std::io;
 use std::net::TcpListener;
@@ -78,9 +71,8 @@ struct Worker<'a> {
     wake_armed: bool,
     /// The eventfd read completed this round: finished tasks are waiting.
     woken: bool,
-    /// The TICK timeout op is in the ring. A timeout op rather than a
-    /// timeout on each wait, which arms and cancels a kernel timer at
-    /// every io_uring_enter.
+    /// The TICK timeout op is in the ring (a timeout on each wait would arm
+    /// and cancel a kernel timer at every io_uring_enter).
     tick_armed: bool,
     /// Read by the kernel when the timeout op is submitted; boxed so it
     /// stays where the entry points until then.
@@ -174,10 +166,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Submits every queued entry and waits for a completion (two after a
-    /// round of quiet sends): one io_uring_enter per round. The TICK
-    /// timeout op bounds the wait; where quiet sends are on it is
-    /// multishot, armed once.
+    /// Submits every queued entry and waits for completions in one
+    /// io_uring_enter; the TICK timeout op bounds the wait.
     fn wait(&mut self) -> io::Result<()> {
         if !self.tick_armed {
             let mut e = opcode::Timeout::new(&*self.tick);
@@ -198,23 +188,12 @@ impl<'a> Worker<'a> {
     }
 
     /// Two when every entry of the round is a quiet send whose connection
-    /// still has nothing else to do, else one. A send to a socket with
-    /// room completes inside the io_uring_enter that submits it, so waiting
-    /// for one completion would return at once with it, and the round
-    /// after would enter again to wait for the next request: two syscalls
-    /// and two rounds a request where one does. A quiet send's completion
-    /// needs nothing prompt, so the round waits for the next event as well.
-    ///
-    /// Checked again here, not only when the send was queued: a later
-    /// completion of the same round may have brought its connection input
-    /// or EOF, which its send's completion must let it act on at once.
-    ///
-    /// What a wait for two costs where a send is held up by a peer that
-    /// does not read: the one event that comes meanwhile waits for a
-    /// second, or for the tick (100 ms), since a fired timeout ends any
-    /// wait. A tick that fired just before the wait began (its completion
-    /// still unposted) does not; the multishot tick fires again within
-    /// TICK, so no wait outlasts two.
+    /// still has nothing else to do, else one: such a send completes inside
+    /// the enter that submits it and needs nothing prompt, so the round
+    /// waits for the next event too rather than entering again for it.
+    /// Rechecked here, since a later completion of the round may have
+    /// brought the connection input or EOF. A fired tick ends the wait; one
+    /// fired just before it began does not, hence a multishot tick.
     fn completions_to_wait_for(&self) -> usize {
         let quiet = |e: &squeue::Entry| match decode(e.get_user_data()) {
             Some((Op::SendQuiet, token, gen)) => self
@@ -245,8 +224,7 @@ impl<'a> Worker<'a> {
                 match self.ring.submit() {
                     Ok(_) => {}
                     // A full completion queue (or a signal): the rest waits
-                    // for the next round, after this one's completions are
-                    // reaped, rather than ending the worker.
+                    // until this round's completions are reaped.
                     Err(err) if submit_can_retry(&err) => break 'entries,
                     Err(err) => {
                         result = Err(err);
@@ -280,8 +258,7 @@ impl<'a> Worker<'a> {
         match (&self.listener, self.accepting) {
             (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
                 // Nonblocking, so a splice to a full socket answers EAGAIN
-                // rather than holding an io-wq thread (see conn's
-                // SPLICE_FLAGS); receives and sends wait in the ring anyway.
+                // rather than holding an io-wq thread (conn's SPLICE_FLAGS).
                 let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
                     .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
                     .build()
@@ -312,15 +289,12 @@ impl<'a> Worker<'a> {
     }
 
     fn drive_touched(&mut self, now: Instant, stopping: bool) {
-        // Most rounds touch nothing (completions drive their connection
-        // where they are reaped): no taking and swapping of lists then.
+        // Most rounds touch nothing: completions drive their connections.
         if self.touched.is_empty() {
             return;
         }
         // A drive may touch a connection again (a close that starts to
-        // linger): those go round once more, rather than being lost with
-        // the list being drained while their flag stays set, which left
-        // a lingering connection in the slab for good.
+        // linger): loop, or it is lost off the list with its flag still set.
         let mut touched = std::mem::take(&mut self.touched);
         while !touched.is_empty() {
             for token in touched.drain(..) {
@@ -334,14 +308,10 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Drives the connection at `token`, if there is one: taken off the
-    /// touched list (`listed`), or where its completion is handled, as the
-    /// floor does, rather than queued for `drive_touched` (one pass over
-    /// the connection a completion instead of two). One already on the list is
-    /// left to its turn there. A connection with two completions in a
-    /// round is driven once for each, which is safe: a send or receive is
-    /// marked in flight as it is queued. One slab lookup for the check and
-    /// the drive.
+    /// Drives the connection at `token`, if any: taken off the touched list
+    /// (`listed`), or where its completion is handled unless it is on it.
+    /// Driving it once per completion is safe: a send or receive is marked
+    /// in flight as it is queued.
     fn drive_one(&mut self, token: usize, now: Instant, stopping: bool, listed: bool) {
         let ctx = self.env.ctx(now, stopping);
         let Some(c) = self.conns.get_mut(token) else {

@@ -1,7 +1,5 @@
-//! What each completion means to a worker: a new connection, input for
-//! one (dropped while it lingers), an output operation done, the tick, a
-//! wake-up from the offload pool, whose finished tasks it then hands to
-//! their connections.
+//! What each completion means to a worker: a new connection, input, an
+//! output operation done, the tick, or finished tasks from the offload pool.
 
 use std::io;
 use std::net::TcpStream;
@@ -66,14 +64,10 @@ impl Worker<'_> {
         self.cqes = cqes;
     }
 
-    /// The TICK timeout fired. A multishot tick is re-armed by the kernel
-    /// as it posts this, before the round's clock is read, so it would fire
-    /// again just short of the next sweep being due and that round would
-    /// skip it: each fire makes the sweep due instead (as the epoll
-    /// models arm their timer after the sweep). A tick that ends with an
-    /// error rather than expiring (a kernel that refuses multishot ones)
-    /// turns quiet sends off, so the next is single-shot rather than
-    /// refused again at every round.
+    /// The TICK timeout fired. A multishot tick re-arms before the round's
+    /// clock is read, so its next fire would fall just short of the sweep:
+    /// each fire makes the sweep due instead. A tick ending in an error (no
+    /// multishot timeouts) turns quiet sends off, so the next is one-shot.
     fn on_tick(&mut self, res: i32, flags: u32, now: Instant) {
         self.tick_armed = cqueue::more(flags);
         self.next_sweep = self.next_sweep.min(now);

@@ -17,6 +17,7 @@ use socket2::SockRef;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::{Builder, Runtime};
 
 use crate::http::Limits;
 use crate::server::accept::{self, ConnLimit, ConnSlot};
@@ -28,8 +29,8 @@ use crate::server::outq::{OutQueue, Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
 use crate::server::task::{Task, TaskDone};
-use crate::server::workers::{per_listener, SetUp};
-use crate::server::{wait_drained, Ready, ServerConfig, Shutdown};
+use crate::server::workers::per_listener;
+use crate::server::{Ready, ServerConfig, Shutdown};
 
 /// Most threads running blocking file work at once, as the offload pool:
 /// file work is bounded by the disk, not by how many workers share it.
@@ -40,7 +41,7 @@ const JOBS_MAX: usize = OFFLOAD_THREADS + OFFLOAD_QUEUE;
 /// How soon the acceptor retries at --max-connections: a close frees its
 /// slot silently, as a wake-up per close would tax every connection.
 const FULL_RETRY: Duration = Duration::from_millis(5);
-/// How often a draining `async-local` runtime checks its connection count.
+/// How often a draining runtime checks its connection count.
 const DRAIN_POLL: Duration = Duration::from_millis(10);
 
 thread_local! {
@@ -52,33 +53,10 @@ thread_local! {
 }
 
 pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(cfg.workers.max(1))
-        .max_blocking_threads(BLOCKING_THREADS)
-        .thread_name("async")
-        .enable_all()
-        .build()
+    let mut builder = Builder::new_multi_thread();
+    let rt = runtime(builder.worker_threads(cfg.workers.max(1)), "async")
         .map_err(|e| anyhow::anyhow!("async: cannot start the runtime: {e}"))?;
-    listener.set_nonblocking(true)?;
-    let limit = ConnLimit::new(cfg.max_connections);
-    let accepted = {
-        // Registering with the runtime's epoll needs its context.
-        let _in = rt.enter();
-        let listener = TcpListener::from_std(listener)?;
-        // Accept on a worker, not the main thread: tokio runs a task a
-        // worker spawns next on that same worker, not across threads.
-        let acceptor = rt.spawn(accept_loop(
-            listener,
-            Shared::new(cfg, shutdown),
-            limit.clone(),
-        ));
-        rt.block_on(acceptor)
-    };
-    // The listener is closed, so new clients are refused while these drain.
-    wait_drained(cfg.shutdown_grace, || limit.active() == 0);
-    // Waits for no task or blocking work: the grace period bounds the exit.
-    rt.shutdown_background();
-    accepted.map_err(|e| anyhow::anyhow!("async: the acceptor failed: {e}"))
+    serve_on(rt, listener, cfg, cfg.max_connections, shutdown, "async")
 }
 
 /// The `async-local` model: a single-threaded runtime per worker, each with
@@ -91,46 +69,55 @@ pub fn run_local(
 ) -> anyhow::Result<()> {
     let names = ("async-local", "runtime");
     per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
-        serve_local(l, cfg, share, shutdown, set_up)
+        let rt = match runtime(&mut Builder::new_current_thread(), "async-local") {
+            Ok(rt) => rt,
+            Err(e) => {
+                let why = format!("cannot start a runtime: {e}");
+                set_up.failed(why.clone());
+                anyhow::bail!("async-local: {why}");
+            }
+        };
+        set_up.done(String::new());
+        drop(set_up);
+        serve_on(rt, l, cfg, share, shutdown, "async-local")
     })
 }
 
-/// One `async-local` thread: its runtime serves its listener until
-/// shutdown, then drains its connections within the grace period.
-fn serve_local(
+/// A runtime of `builder`'s kind, with the blocking threads file work uses.
+fn runtime(builder: &mut Builder, name: &str) -> io::Result<Runtime> {
+    builder
+        .max_blocking_threads(BLOCKING_THREADS)
+        .thread_name(name)
+        .enable_all()
+        .build()
+}
+
+/// Serves `listener` on `rt` until shutdown, then lets its connections
+/// drain within the grace period while the runtime still runs them.
+fn serve_on(
+    rt: Runtime,
     listener: StdListener,
     cfg: &ServerConfig,
     max_conns: usize,
     shutdown: &Shutdown,
-    set_up: SetUp,
+    model: &str,
 ) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .max_blocking_threads(BLOCKING_THREADS)
-        .thread_name("async-local")
-        .enable_all()
-        .build();
-    let rt = match rt {
-        Ok(rt) => rt,
-        Err(e) => {
-            let why = format!("cannot start a runtime: {e}");
-            set_up.failed(why.clone());
-            anyhow::bail!("async-local: {why}");
-        }
-    };
-    set_up.done(String::new());
-    drop(set_up);
     listener.set_nonblocking(true)?;
     let limit = ConnLimit::new(max_conns);
     let served = rt.block_on(async {
         let listener = TcpListener::from_std(listener)?;
-        accept_loop(listener, Shared::new(cfg, shutdown), limit.clone()).await;
-        // This thread is the runtime: it must keep running while they drain.
+        // A task, so on a multi-thread runtime it accepts on a worker: tokio
+        // runs a task a worker spawns next on that same worker.
+        let shared = Shared::new(cfg, shutdown);
+        let accepted = tokio::spawn(accept_loop(listener, shared, limit.clone())).await;
+        // The listener is closed, so new clients are refused while these drain.
         let until = Instant::now() + cfg.shutdown_grace;
         while limit.active() > 0 && Instant::now() < until {
             tokio::time::sleep(DRAIN_POLL).await;
         }
-        anyhow::Ok(())
+        accepted.map_err(|e| anyhow::anyhow!("{model}: the acceptor failed: {e}"))
     });
+    // Waits for no task or blocking work: the grace period bounds the exit.
     rt.shutdown_background();
     served
 }

@@ -12,7 +12,6 @@ mod listen;
 pub mod models;
 pub mod offload;
 pub mod outq;
-pub(crate) mod prefetch;
 pub mod session;
 pub mod shutdown;
 mod sockopt;

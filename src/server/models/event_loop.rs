@@ -16,7 +16,6 @@ use crate::server::accept;
 use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::Offload;
-use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 use crate::server::shutdown::{sweep_due, TickTimer, TICK};
 use crate::server::workers::per_listener;
@@ -184,12 +183,6 @@ impl<'a> Reactor<'a> {
     fn take_ready(&mut self, events: &Events) -> Vec<usize> {
         let mut ready = std::mem::take(&mut self.ready);
         ready.append(&mut self.again);
-        // Every connection of the round asked for at once (see `prefetch`).
-        for ev in events.iter() {
-            if let Some(c) = self.conns.get(ev.token().0) {
-                prefetch(c);
-            }
-        }
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 self.accept_pending = true;

@@ -13,7 +13,6 @@ use super::super::conn::Conn;
 use super::super::{decode, Op, GEN_BITS};
 use super::{Accepting, Worker};
 use crate::server::accept;
-use crate::server::prefetch::prefetch;
 use crate::server::session::Session;
 
 impl Worker<'_> {
@@ -25,12 +24,6 @@ impl Worker<'_> {
                 .map(|c| (c.user_data(), c.result(), c.flags())),
         );
         let mut cqes = std::mem::take(&mut self.cqes);
-        // Every connection of the round asked for at once (see `prefetch`).
-        for &(ud, _, _) in &cqes {
-            if let Some(c) = decode(ud).and_then(|(_, token, _)| self.conns.get(token)) {
-                prefetch(c);
-            }
-        }
         for &(ud, res, flags) in &cqes {
             let Some((op, token, gen)) = decode(ud) else {
                 continue;

@@ -232,19 +232,38 @@ impl<'a> Reactor<'a> {
         let Some(l) = self.listener.as_ref() else {
             return;
         };
-        match accept_all(
-            l,
-            &mut self.conns,
-            self.max_conns,
-            &self.env.cfg.limits,
-            &mut self.fresh,
-            &mut self.next_gen,
-        ) {
-            Ok(()) => self.accept_pending = false,
-            Err(AcceptStop::Batch) => self.accept_more = true,
-            Err(AcceptStop::Full) => {}
-            Err(AcceptStop::Backoff(pause)) => self.accept_paused_until = Some(now + pause),
+        for _ in 0..ACCEPT_BATCH {
+            if self.conns.len() >= self.max_conns {
+                return;
+            }
+            match l.accept() {
+                Ok((stream, _)) => {
+                    // Registered later, once for both directions: with edge
+                    // triggering no epoll_ctl is needed per request.
+                    self.fresh.push(self.conns.insert(ClientSocket {
+                        stream,
+                        session: Session::new(Arc::clone(&self.env.cfg.limits)),
+                        readable: true,
+                        read_closed: false,
+                        gen: self.next_gen,
+                        linger: None,
+                    }));
+                    self.next_gen += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.accept_pending = false;
+                    return;
+                }
+                Err(e) => {
+                    if let Some(pause) = accept::after_error(&e) {
+                        self.accept_paused_until = Some(now + pause);
+                        return;
+                    }
+                }
+            }
         }
+        // A full batch: the rest wait for the next round, which does not wait.
+        self.accept_more = true;
     }
 
     /// Serves new connections at once, as their request has usually arrived,
@@ -386,54 +405,6 @@ impl<'a> Reactor<'a> {
         let deadline = self.stop_started.map(|t| t + self.env.cfg.shutdown_grace);
         self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
     }
-}
-
-enum AcceptStop {
-    /// At the connection limit: the rest wait in the backlog.
-    Full,
-    /// Out of descriptors or memory: retry after this pause, do not spin.
-    Backoff(Duration),
-    /// `ACCEPT_BATCH` taken: the rest wait for the next round.
-    Batch,
-}
-
-/// Accepts until WouldBlock or `ACCEPT_BATCH`; new connections go to
-/// `fresh`, not yet registered with epoll.
-fn accept_all(
-    listener: &MioListener,
-    conns: &mut Slab<ClientSocket>,
-    max_conns: usize,
-    limits: &Arc<crate::http::Limits>,
-    fresh: &mut Vec<usize>,
-    next_gen: &mut u64,
-) -> Result<(), AcceptStop> {
-    for _ in 0..ACCEPT_BATCH {
-        if conns.len() >= max_conns {
-            return Err(AcceptStop::Full);
-        }
-        match listener.accept() {
-            Ok((stream, _)) => {
-                // Registered later, once for both directions: with edge
-                // triggering no epoll_ctl is needed per request.
-                fresh.push(conns.insert(ClientSocket {
-                    stream,
-                    session: Session::new(Arc::clone(limits)),
-                    readable: true,
-                    read_closed: false,
-                    gen: *next_gen,
-                    linger: None,
-                }));
-                *next_gen += 1;
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(e) => {
-                if let Some(pause) = accept::after_error(&e) {
-                    return Err(AcceptStop::Backoff(pause));
-                }
-            }
-        }
-    }
-    Err(AcceptStop::Batch)
 }
 
 /// The reactor's wake-up when a task's result is in its inbox.

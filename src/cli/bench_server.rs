@@ -281,13 +281,14 @@ impl Sampling {
 
     /// The profile's figures and its flame graph.
     fn finish(self, title: &str) -> Result<(Summary, String), String> {
-        let folded = self.recording.finish()?;
+        let recorded = self.recording.finish()?;
         // Whether its user samples should reach loadlab's own functions.
         let comm = std::fs::read_to_string(format!("/proc/{}/comm", self.pid)).unwrap_or_default();
-        let stacks = summarize(&folded, comm.trim() == "loadlab");
+        let mut stacks = summarize(&recorded.folded, comm.trim() == "loadlab");
         if stacks.samples == 0 {
             return Err("perf took no sample of the server".into());
         }
-        Ok((stacks, flame_graph(&folded, title)?))
+        stacks.left_out = recorded.left_out;
+        Ok((stacks, flame_graph(&recorded.folded, title)?))
     }
 }

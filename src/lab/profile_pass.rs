@@ -107,26 +107,27 @@ fn one(
         .map_err(|e| format!("cannot make a directory for perf's data: {e}"))?;
     let recording = Recording::start(pid, &data.path().join("perf.data"))?;
     let row = measure(plan, running, &short, place, 0, None, stop);
-    let folded = recording.finish()?;
+    let recorded = recording.finish()?;
     let row = row.map_err(|e| format!("{e:#}"))?;
     if !row.error.is_empty() {
         return Err(format!("the profiled run failed: {}", row.error));
     }
     let target = &run.config.target;
     let loadlab = target.starts_with("model:");
-    let s = summarize(&folded, loadlab);
+    let s = summarize(&recorded.folded, loadlab);
     if s.samples == 0 {
         return Err("perf took no sample of the server".into());
     }
     let name = format!("flame-{}.svg", slug(target));
     let title = format!("{target}: {}", setting(run));
-    let svg = flame_graph(&folded, &title)?;
+    let svg = flame_graph(&recorded.folded, &title)?;
     std::fs::write(out.join(PROFILES_DIR).join(&name), svg)
         .map_err(|e| format!("cannot write {name}: {e}"))?;
     Ok(Profile {
         target: target.clone(),
         setting: setting(run),
         samples: s.samples,
+        left_out: recorded.left_out,
         kernel_pct: s.kernel_pct,
         user_in_loadlab_pct: s.user_in_loadlab_pct,
         top_kernel: s.top_kernel,

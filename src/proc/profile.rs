@@ -4,7 +4,7 @@
 //! pointers), then `perf script` folded into one line per distinct stack
 //! by inferno's perf collapser, kernel frames marked `_[k]`.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -113,9 +113,8 @@ impl Recording {
         })
     }
 
-    /// Stops sampling and returns the folded stacks (`frame;frame;... n`
-    /// per line, callers first).
-    pub fn finish(self) -> Result<String, String> {
+    /// Stops sampling and returns the folded stacks.
+    pub fn finish(self) -> Result<Stacks, String> {
         // SIGINT: perf writes its data and exits.
         // SAFETY: kill on our own child's pid.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
@@ -177,8 +176,18 @@ fn enable(child: &mut Child, ctl: &Path, ack: &Path) -> Result<(), String> {
     Err(format!("no answer within {} s", START_WITHIN.as_secs()))
 }
 
+/// A recording's samples, folded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stacks {
+    /// `frame;frame;... n` per line, callers first.
+    pub folded: String,
+    /// Samples perf wrote that the folder could not read (a thread caught
+    /// as it exited has no name), so they are in no stack: said, not lost.
+    pub left_out: u64,
+}
+
 /// `perf script` of `data`, the samples of `pids` only, folded.
-fn fold(data: &Path, pids: &str) -> Result<String, String> {
+fn fold(data: &Path, pids: &str) -> Result<Stacks, String> {
     let perf = perf().ok_or("perf is not installed")?;
     let mut script = Command::new(perf)
         .args([
@@ -198,24 +207,99 @@ fn fold(data: &Path, pids: &str) -> Result<String, String> {
     let stdout = script.stdout.take().ok_or("perf script has no output")?;
     let collapsed = collapse(BufReader::new(stdout));
     let status = script.wait().map_err(|e| format!("perf script: {e}"))?;
-    let folded = collapsed.map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
+    let stacks = collapsed.map_err(|e| format!("cannot fold perf's stacks: {e}"))?;
     if !status.success() {
         return Err(format!("perf script failed ({status})"));
     }
-    String::from_utf8(folded).map_err(|e| format!("perf's stacks are not text: {e}"))
+    Ok(stacks)
 }
 
 /// `perf script` text folded. The event is named, not guessed from the
 /// first stack: the collapser asserts that it can parse the first block,
 /// and a first sample of an exiting thread aborted the whole run.
-fn collapse(script: impl BufRead) -> std::io::Result<Vec<u8>> {
+fn collapse(script: impl BufRead) -> std::io::Result<Stacks> {
     let mut options = Options::default();
     options.annotate_kernel = true;
     options.nthreads = 1;
     options.event_filter = Some(EVENT.to_string());
     let mut folded = Vec::new();
-    Folder::from(options).collapse(script, &mut folded)?;
-    Ok(folded)
+    let mut script = Headers::new(script);
+    Folder::from(options).collapse(&mut script, &mut folded)?;
+    let folded = String::from_utf8(folded)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    let kept: u64 = folded
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum();
+    Ok(Stacks {
+        left_out: script.count.samples.saturating_sub(kept),
+        folded,
+    })
+}
+
+/// `perf script` output passed through, counting its samples.
+struct Headers<R> {
+    inner: R,
+    count: Count,
+}
+
+/// Sample headers seen so far: lines that start with no blank and name
+/// `EVENT` (a stack's frames are indented).
+struct Count {
+    event: Vec<u8>,
+    line: Vec<u8>,
+    samples: u64,
+}
+
+impl<R: BufRead> Headers<R> {
+    fn new(inner: R) -> Self {
+        let count = Count {
+            event: format!(" {EVENT}:").into_bytes(),
+            line: Vec::new(),
+            samples: 0,
+        };
+        Headers { inner, count }
+    }
+}
+
+impl Count {
+    /// Takes the next bytes of the text; a line may span several calls.
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if b != b'\n' {
+                self.line.push(b);
+                continue;
+            }
+            let header = !matches!(self.line.first(), None | Some(b' ' | b'\t'));
+            let ev = &self.event;
+            if header && self.line.windows(ev.len()).any(|w| w == &ev[..]) {
+                self.samples += 1;
+            }
+            self.line.clear();
+        }
+    }
+}
+
+impl<R: BufRead> Read for Headers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.add(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Headers<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // Counted as consumed: fill_buf may show the same bytes again.
+        if let Ok(b) = self.inner.fill_buf() {
+            self.count.add(&b[..amt.min(b.len())]);
+        }
+        self.inner.consume(amt);
+    }
 }
 
 #[cfg(test)]
@@ -233,14 +317,47 @@ mod tests {
             \t55555555 main (/tmp/loadlab)\n\n\
             loadlab 4242/4243 100.000002: cpu-clock:\n\
             \t55555555 main (/tmp/loadlab)\n\n";
-        let folded = String::from_utf8(collapse(script.as_bytes()).unwrap()).unwrap();
-        assert_eq!(folded, "loadlab;main 1\nloadlab;main;do_syscall_64_[k] 1\n");
+        let stacks = collapse(script.as_bytes()).unwrap();
+        assert_eq!(
+            stacks.folded,
+            "loadlab;main 1\nloadlab;main;do_syscall_64_[k] 1\n"
+        );
+        // The sample it could not read is counted, not lost.
+        assert_eq!(stacks.left_out, 1);
+    }
+
+    /// A reader that hands out a few bytes at a time, so lines span reads.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(buf.len()).min(7);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn every_sample_is_counted_however_the_text_arrives() {
+        let mut script = String::new();
+        for i in 0..50 {
+            script.push_str(&format!(
+                "loadlab 4242/4243 100.{i:06}: cpu-clock:\n\t55555555 main (/tmp/loadlab)\n\n"
+            ));
+        }
+        script.push_str(":-1  6222/-1     9784.678576: cpu-clock: \n\tffffffff81355044 x ([kernel.kallsyms])\n\n");
+        let reader = BufReader::with_capacity(5, Trickle(script.as_bytes()));
+        let stacks = collapse(reader).unwrap();
+        assert_eq!(stacks.folded, "loadlab;main 50\n");
+        assert_eq!(stacks.left_out, 1);
     }
 
     #[test]
     fn samples_of_another_event_are_left_out() {
         let script = "loadlab 4242/4243 100.000001: page-faults:\n\
             \t55555555 main (/tmp/loadlab)\n\n";
-        assert!(collapse(script.as_bytes()).unwrap().is_empty());
+        let stacks = collapse(script.as_bytes()).unwrap();
+        assert_eq!((stacks.folded.as_str(), stacks.left_out), ("", 0));
     }
 }

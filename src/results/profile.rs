@@ -20,6 +20,10 @@ pub struct Profile {
     /// The cell profiled, in words ("keep-alive on, c=50, 2500/s").
     pub setting: String,
     pub samples: u64,
+    /// Samples perf recorded that are in no stack (unreadable: a thread
+    /// caught as it exited), said rather than dropped unseen.
+    #[serde(default)]
+    pub left_out: u64,
     /// Samples whose innermost frame is the kernel's, %.
     pub kernel_pct: f64,
     /// Of the user-space samples, those whose stack reaches a loadlab

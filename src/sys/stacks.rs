@@ -89,6 +89,10 @@ pub struct Summary {
     /// Samples whose stack passes through each area (`AREAS`), largest
     /// first, those under 1 % left out.
     pub areas: Vec<Share>,
+    /// Samples perf recorded that are in no stack above (unreadable: a
+    /// thread caught as it exited); set by whoever folded them.
+    #[serde(default)]
+    pub left_out: u64,
 }
 
 /// Folded stacks (`comm;outer;...;inner N` per line, kernel frames
@@ -163,6 +167,7 @@ pub fn summarize(folded: &str, loadlab: bool) -> Summary {
         .collect();
     areas.sort_by(|a, b| b.pct.total_cmp(&a.pct));
     Summary {
+        left_out: 0,
         samples: total,
         kernel_pct: pct(kernel),
         user_in_loadlab_pct: (loadlab && user > 0).then(|| reached as f64 * 100.0 / user as f64),

@@ -125,6 +125,13 @@ fn profile(o: &mut String, f: &ServerFigures) {
             100.0 - s.kernel_pct,
             rough(s.samples)
         );
+        if s.left_out > 0 {
+            let _ = writeln!(
+                o,
+                "    left out:           {} samples perf could not attribute to a thread",
+                s.left_out
+            );
+        }
         if !s.areas.is_empty() {
             let _ = writeln!(o, "    passing through:    {}", top(&s.areas));
         }

@@ -122,6 +122,12 @@ impl Why {
                 fixed(pct, 0)
             ));
         }
+        if p.left_out > 0 {
+            t.push_str(&format!(
+                " {} more samples perf could not attribute to a thread are left out.",
+                p.left_out
+            ));
+        }
         Some(t)
     }
 
@@ -231,5 +237,34 @@ fn ring_words(ops: &str) -> String {
         "below 0.01".into()
     } else {
         words.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_with(left_out: u64) -> String {
+        let mut y = Why::of("event-loop", "model:event-loop".into());
+        y.profile = Some(Profile {
+            target: "model:event-loop".into(),
+            setting: "keep-alive on, c=50".into(),
+            samples: 400,
+            left_out,
+            kernel_pct: 80.0,
+            user_in_loadlab_pct: None,
+            top_kernel: Vec::new(),
+            top_user: Vec::new(),
+            areas: Vec::new(),
+            flame_graph: "flame-model-event-loop.svg".into(),
+        });
+        y.profile_text().expect("a profile's text")
+    }
+
+    #[test]
+    fn samples_a_profile_left_out_are_said() {
+        let said = " 3 more samples perf could not attribute to a thread are left out.";
+        assert!(text_with(3).ends_with(said), "{}", text_with(3));
+        assert!(!text_with(0).contains("left out"), "{}", text_with(0));
     }
 }

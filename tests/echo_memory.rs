@@ -43,12 +43,6 @@ const STALL: Duration = Duration::from_millis(1500);
 /// hanging it.
 const PHASE_LIMIT: Duration = Duration::from_secs(120);
 
-/// Held by each model's hold test: two of them at once (half a GiB of
-/// kernel buffers each) would bring on the TCP memory pressure `HOLD`
-/// keeps a single one from. nextest's `socket-memory` group does the same
-/// across processes.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The byte at `pos` of connection `i`'s body: differs per connection and
 /// position, so a mixed-up or shifted echo shows.
 fn pattern(i: usize, pos: usize) -> u8 {
@@ -199,7 +193,7 @@ fn poll_all(clients: &[Client], events: i16, wait: Duration) {
 }
 
 fn regression_echo_held_every_unfinished_body_in_memory(model: &str) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = socket_memory_turn();
     let server = TestServer::start(model, &[]);
     let baseline = peak_rss_kb(server.pid());
     let mut clients: Vec<Client> = (0..CONNS).map(|_| Client::connect(&server)).collect();

@@ -20,10 +20,6 @@ use common::*;
 const MANY: usize = 2000;
 /// The p99 the issue holds the event-driven models to beside them.
 const P99_BOUND_MS: f64 = 10.0;
-/// Held by each model's test beside `MANY` slow readers, whose responses
-/// fill 700 MiB of kernel socket buffers: two at once put TCP memory under
-/// pressure. nextest's `socket-memory` group does the same across processes.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `loadlab bench ARGS --format json URL`; the report as JSON and stderr.
 fn bench(args: &[&str], url: &str) -> (serde_json::Value, String) {
@@ -54,7 +50,7 @@ fn count(r: &serde_json::Value, field: &str) -> u64 {
 /// that the client alone misses 10 ms, the bound is its own p99 plus
 /// 10 ms, so the test measures the slow clients, not the host.
 fn event_driven_model_keeps_the_normal_client_fast(model: &str) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = socket_memory_turn();
     let server = TestServer::start(model, &[]);
     let url = server.url("/500B.html");
     let normal = ["-k", "-c", "1", "-t", "2", "--threads", "1"];

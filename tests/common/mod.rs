@@ -459,6 +459,15 @@ pub fn fd_count(pid: i32) -> usize {
         .map(|d| d.count())
         .unwrap_or(0)
 }
+/// Held by each test in nextest's `socket-memory` group (echo_memory's
+/// holds, the slow readers beside a normal client), so that under `cargo
+/// test` too they run one at a time: each fills hundreds of MiB of kernel
+/// socket buffers, and two at once put TCP memory under pressure.
+pub fn socket_memory_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub mod bench;
 pub mod browser;
 pub mod fake;

@@ -174,8 +174,8 @@ pub const REGISTRY: &[ModelInfo] = &[
             then waits for the socket, its deadline or shutdown. A task is not tied \
             to a thread: an idle worker steals ready tasks from a busy one's queue. \
             A task yields to the others after 16 reads in a row. Blocking file work \
-            (upload writes, fsync, hashing) runs on at most 4 blocking threads \
-            while the task waits, so no worker waits on the disk.",
+            (upload writes, fsync, hashing) runs on the 4 offload threads the \
+            event loops use while the task waits, so no worker waits on the disk.",
         workers: Workers::Counted {
             unit: "worker threads",
             min: 1,
@@ -190,9 +190,9 @@ pub const REGISTRY: &[ModelInfo] = &[
             --workers thread, each runtime with a listener of its own bound to the \
             same port with SO_REUSEPORT (the reactors' layout): the kernel assigns \
             each connection to a runtime, and its task never leaves that thread, so \
-            nothing is stolen and nothing is shared, and a busy runtime is not \
+            nothing is stolen and no connection is shared, and a busy runtime is not \
             relieved by an idle one. Each runtime has an equal share of \
-            --max-connections and its own 4 blocking threads for file work.",
+            --max-connections; file work runs on 4 offload threads they share.",
         workers: Workers::Counted {
             unit: "runtimes",
             min: 1,
@@ -211,7 +211,7 @@ pub const REGISTRY: &[ModelInfo] = &[
             queued and waits for completions in one system call, woken at least \
             every 100 ms for deadlines. Files go from the page cache to the socket \
             through a pipe with splice, not through user space; file work that \
-            blocks runs on offload threads that wake the ring through an eventfd. A \
+            blocks runs on 4 offload threads that wake the ring through an eventfd. A \
             connection holds at most 64 KiB of input its session has not taken. \
             Refuses to start where io_uring is unavailable.",
         workers: Workers::Counted {

@@ -27,9 +27,10 @@ struct Queued {
     done: Done,
 }
 
-/// A fixed pool of threads with a bounded queue. Dropping it lets queued
-/// tasks finish; threads are not joined, so a long task cannot hold up
+/// A fixed pool of threads with a bounded queue; clones share it. Dropping
+/// the last lets queued tasks finish; threads are not joined, so a long task cannot hold up
 /// exit past the shutdown grace.
+#[derive(Clone)]
 pub struct Offload {
     tx: SyncSender<Queued>,
 }
@@ -77,8 +78,8 @@ impl Offload {
     }
 }
 
-/// The answer to work the pool cannot take now (the async model's too).
-pub(crate) fn busy() -> Response {
+/// The answer to work the pool cannot take now.
+fn busy() -> Response {
     Response::error(503).header("Retry-After", "1")
 }
 
@@ -104,7 +105,7 @@ fn work(rx: &Mutex<Receiver<Queued>>) {
 
 /// Gives this thread OFFLOAD_NICE; best effort, as normal priority is
 /// still correct.
-pub(crate) fn lower_priority() {
+fn lower_priority() {
     let tid = nix::unistd::gettid().as_raw() as libc::id_t;
     // SAFETY: setpriority only reads its integer arguments; on Linux the
     // nice value is per thread, and `tid` is this thread's id.

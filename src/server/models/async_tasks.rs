@@ -1,14 +1,13 @@
 //! The `async` model (a tokio work-stealing runtime, a task per connection,
-//! file work on blocking threads) and `async-local` (a single-threaded
+//! file work on the offload pool) and `async-local` (a single-threaded
 //! runtime per worker, each with its own SO_REUSEPORT listener).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::{pending, poll_fn, Future};
 use std::io::{self, Read, Write};
 use std::net::TcpListener as StdListener;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::pin::pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -24,20 +23,14 @@ use crate::server::accept::{self, ConnLimit, ConnSlot};
 use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::handlers::{App, Response};
 use crate::server::linger::{drop_input, Linger};
-use crate::server::offload::{busy, lower_priority, OFFLOAD_QUEUE, OFFLOAD_THREADS};
+use crate::server::offload::Offload;
 use crate::server::outq::{OutQueue, Wrote, WRITE_BUDGET};
 use crate::server::session::Session;
 use crate::server::shutdown::TICK;
-use crate::server::task::{Task, TaskDone};
+use crate::server::task::Task;
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
 
-/// Most threads running blocking file work at once, as the offload pool:
-/// file work is bounded by the disk, not by how many workers share it.
-pub(super) const BLOCKING_THREADS: usize = OFFLOAD_THREADS;
-/// Most tasks out at once (running or queued), as the offload pool bounds
-/// its queue; past it a task is answered 503 with `Retry-After`.
-const JOBS_MAX: usize = OFFLOAD_THREADS + OFFLOAD_QUEUE;
 /// How soon the acceptor retries at --max-connections: a close frees its
 /// slot silently, as a wake-up per close would tax every connection.
 const FULL_RETRY: Duration = Duration::from_millis(5);
@@ -48,15 +41,22 @@ thread_local! {
     /// Each worker's buffers, lent to the connection its drive serves (see
     /// `Lent`). Never held across an await: a drive does not wait.
     static LENT: RefCell<Lent> = RefCell::new(Lent::default());
-    /// This blocking thread already runs at the offload pool's priority.
-    static LOWERED: Cell<bool> = const { Cell::new(false) };
 }
 
 pub fn run(listener: StdListener, cfg: &ServerConfig, shutdown: &Shutdown) -> anyhow::Result<()> {
+    let offload = &Offload::for_model("async")?;
     let mut builder = Builder::new_multi_thread();
     let rt = runtime(builder.worker_threads(cfg.workers.max(1)), "async")
         .map_err(|e| anyhow::anyhow!("async: cannot start the runtime: {e}"))?;
-    serve_on(rt, listener, cfg, cfg.max_connections, shutdown, "async")
+    serve_on(
+        rt,
+        listener,
+        cfg,
+        cfg.max_connections,
+        shutdown,
+        offload,
+        "async",
+    )
 }
 
 /// The `async-local` model: a single-threaded runtime per worker, each with
@@ -67,6 +67,8 @@ pub fn run_local(
     shutdown: &Shutdown,
     ready: Ready<'_>,
 ) -> anyhow::Result<()> {
+    // One pool for all: file work is bounded by the disk, not the runtimes.
+    let offload = &Offload::for_model("async-local")?;
     let names = ("async-local", "runtime");
     per_listener(listener, cfg, names, shutdown, ready, |l, share, set_up| {
         let rt = match runtime(&mut Builder::new_current_thread(), "async-local") {
@@ -79,17 +81,12 @@ pub fn run_local(
         };
         set_up.done(String::new());
         drop(set_up);
-        serve_on(rt, l, cfg, share, shutdown, "async-local")
+        serve_on(rt, l, cfg, share, shutdown, offload, "async-local")
     })
 }
 
-/// A runtime of `builder`'s kind, with the blocking threads file work uses.
 fn runtime(builder: &mut Builder, name: &str) -> io::Result<Runtime> {
-    builder
-        .max_blocking_threads(BLOCKING_THREADS)
-        .thread_name(name)
-        .enable_all()
-        .build()
+    builder.thread_name(name).enable_all().build()
 }
 
 /// Serves `listener` on `rt` until shutdown, then lets its connections
@@ -100,6 +97,7 @@ fn serve_on(
     cfg: &ServerConfig,
     max_conns: usize,
     shutdown: &Shutdown,
+    offload: &Offload,
     model: &str,
 ) -> anyhow::Result<()> {
     listener.set_nonblocking(true)?;
@@ -108,7 +106,7 @@ fn serve_on(
         let listener = TcpListener::from_std(listener)?;
         // A task, so on a multi-thread runtime it accepts on a worker: tokio
         // runs a task a worker spawns next on that same worker.
-        let shared = Shared::new(cfg, shutdown);
+        let shared = Shared::new(cfg, shutdown, offload);
         let accepted = tokio::spawn(accept_loop(listener, shared, limit.clone())).await;
         // The listener is closed, so new clients are refused while these drain.
         let until = Instant::now() + cfg.shutdown_grace;
@@ -127,8 +125,7 @@ struct Shared {
     app: Arc<App>,
     limits: Arc<Limits>,
     stop: Stop,
-    /// Tasks out on blocking threads (see `JOBS_MAX`).
-    jobs: AtomicUsize,
+    offload: Offload,
 }
 
 /// Shutdown, awaitable via its wake-up descriptor. Never read back, so once
@@ -140,12 +137,12 @@ struct Stop {
 
 impl Shared {
     /// Needs the runtime's context (to register the shutdown descriptor).
-    fn new(cfg: &ServerConfig, shutdown: &Shutdown) -> Arc<Shared> {
+    fn new(cfg: &ServerConfig, shutdown: &Shutdown, offload: &Offload) -> Arc<Shared> {
         Arc::new(Shared {
             app: Arc::clone(&cfg.app),
             limits: cfg.limits.clone(),
             stop: Stop::new(shutdown),
-            jobs: AtomicUsize::new(0),
+            offload: offload.clone(),
         })
     }
 }
@@ -294,11 +291,16 @@ impl Conn {
         }
     }
 
-    /// Runs the task the handlers left, if any, on a blocking thread while
+    /// Runs the task the handlers left, if any, on the offload pool while
     /// this task waits for it, and goes on decoding after it.
     async fn settle(&mut self, shared: &Shared) {
         while let Some(task) = self.session.take_task() {
-            let done = run_blocking(shared, task).await;
+            let kind = task.kind();
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            shared.offload.submit(task, Box::new(|d| drop(tx.send(d))));
+            // The pool answers a panic itself; a lost result is one too.
+            let done = rx.await;
+            let done = done.unwrap_or_else(|_| Task::failed(kind, Response::error(500)));
             self.session.complete(done);
             self.session.process(&shared.app);
         }
@@ -442,35 +444,4 @@ impl AsFd for Raw<'_> {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.0.as_fd()
     }
-}
-
-/// Counts a task out on a blocking thread until dropped (also when the
-/// connection's task is dropped at the end of the grace period).
-struct JobSlot<'a>(&'a AtomicUsize);
-
-impl Drop for JobSlot<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Runs a task on a blocking thread and awaits it: 503 past `JOBS_MAX`,
-/// 500 if it panics, as on the offload pool.
-async fn run_blocking(shared: &Shared, task: Task) -> TaskDone {
-    let kind = task.kind();
-    let before = shared.jobs.fetch_add(1, Ordering::AcqRel);
-    let _slot = JobSlot(&shared.jobs);
-    if before >= JOBS_MAX {
-        return Task::failed(kind, busy());
-    }
-    let job = tokio::task::spawn_blocking(move || {
-        // A hash is CPU-bound for as long as the file is large: the
-        // workers, woken by clients, should get the CPU first.
-        if !LOWERED.replace(true) {
-            lower_priority();
-        }
-        task.run()
-    });
-    job.await
-        .unwrap_or_else(|_| Task::failed(kind, Response::error(500)))
 }

@@ -62,9 +62,13 @@ mod tests {
         assert!(about(Model::EventLoop).contains(&scratch));
         let reads = format!("{} reads", crate::server::driver::READS_PER_TURN);
         assert!(about(Model::Async).contains(&reads));
-        let blocking = format!("{} blocking threads", super::async_tasks::BLOCKING_THREADS);
-        assert!(about(Model::Async).contains(&blocking));
-        assert!(about(Model::AsyncLocal).contains(&blocking));
+        let offload = format!(
+            "{} offload threads",
+            crate::server::offload::OFFLOAD_THREADS
+        );
+        for m in [Model::Async, Model::AsyncLocal, Model::IoUring] {
+            assert!(about(m).contains(&offload), "{m:?}");
+        }
         let bufs = format!(
             "{} buffers of {} KiB",
             super::io_uring::RECV_BUFS,

@@ -16,7 +16,7 @@ use super::handlers::App;
 use super::linger::{drop_input, Linger};
 use super::outq::{OutQueue, Wrote};
 use super::session::Session;
-use super::shutdown::{Shutdown, TICK};
+use super::shutdown::{Clock, Shutdown, TICK};
 use super::sockopt;
 use super::ServerConfig;
 use crate::http::{Limits, Phase};
@@ -82,7 +82,8 @@ pub fn serve(
     let mut read_once = false;
     // A read found nothing for a whole tick after shutdown began.
     let mut quiet_since_stop = false;
-    let mut stop = StopClock::new(grace, feed);
+    // Only its shutdown half: each read wakes every TICK, so no sweep.
+    let mut stop = Clock::new(grace);
     // No lent buffers: a thread serves one connection, whose own are warm.
     let lent = &mut Lent::none();
     let process = &mut |s: &mut Session| process_inline(s, app);
@@ -92,10 +93,13 @@ pub fn serve(
         if read_once && expired_now(&mut s, &stream) {
             s.on_timeout();
         }
-        if stop.expired(shutdown) {
+        let stopping = shutdown.is_set();
+        if stopping && stop.stop(Instant::now()) {
+            feed.stop_accepting();
+        }
+        if stop.grace_over(Instant::now()) {
             break;
         }
-        let stopping = shutdown.is_set();
         let between = s.is_idle();
         if stopping {
             // End between requests only once a read found nothing, so a
@@ -289,36 +293,6 @@ pub fn process_inline(s: &mut Session, app: &App) {
     while let Some(task) = s.take_task() {
         s.complete(task.run());
         s.process(app);
-    }
-}
-
-/// When shutdown was first seen by this connection, to bound its exit.
-struct StopClock<'a> {
-    grace: Duration,
-    seen: Option<Instant>,
-    feed: &'a dyn Feed,
-}
-
-impl<'a> StopClock<'a> {
-    fn new(grace: Duration, feed: &'a dyn Feed) -> Self {
-        StopClock {
-            grace,
-            seen: None,
-            feed,
-        }
-    }
-
-    /// True once shutdown has been set longer than the grace; the first
-    /// call that sees it stops accepting.
-    fn expired(&mut self, shutdown: &Shutdown) -> bool {
-        if !shutdown.is_set() {
-            return false;
-        }
-        let seen = *self.seen.get_or_insert_with(|| {
-            self.feed.stop_accepting();
-            Instant::now()
-        });
-        seen.elapsed() >= self.grace
     }
 }
 

@@ -14,7 +14,7 @@ use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFl
 /// only one thread, and not every loop can wait on the wake-up descriptor.
 pub const TICK: Duration = Duration::from_millis(100);
 
-/// A due sweep of an event-driven model's connections; see `sweep_due`.
+/// A due sweep of an event-driven model's connections; see `Clock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sweep {
     /// Close idle connections: shutdown is a tick old, so requests sent
@@ -22,16 +22,60 @@ pub struct Sweep {
     pub close_idle: bool,
 }
 
-/// Whether the once-a-TICK sweep is due at `now` (then `next` moves a
-/// TICK on). It runs every round, so it only compares instants.
-pub fn sweep_due(next: &mut Instant, now: Instant, stop_started: Option<Instant>) -> Option<Sweep> {
-    if now < *next {
-        return None;
+/// A worker's clock for what is not any one connection's: when its
+/// once-a-TICK sweep of deadlines is due, and when it first saw shutdown,
+/// from which its connections have the grace period.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    next_sweep: Instant,
+    stop_started: Option<Instant>,
+    grace: Duration,
+}
+
+impl Clock {
+    pub fn new(grace: Duration) -> Clock {
+        Clock {
+            next_sweep: Instant::now() + TICK,
+            stop_started: None,
+            grace,
+        }
     }
-    *next = now + TICK;
-    Some(Sweep {
-        close_idle: stop_started.is_some_and(|t| now.duration_since(t) >= TICK),
-    })
+
+    /// Notes that shutdown is set at `now`; true the first time.
+    pub fn stop(&mut self, now: Instant) -> bool {
+        let first = self.stop_started.is_none();
+        self.stop_started.get_or_insert(now);
+        first
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stop_started.is_some()
+    }
+
+    /// Shutdown began a grace period ago: what is still open is dropped.
+    pub fn grace_over(&self, now: Instant) -> bool {
+        self.stop_started
+            .is_some_and(|t| now.saturating_duration_since(t) >= self.grace)
+    }
+
+    /// Whether the sweep is due at `now` (then the next is a TICK on). It
+    /// is asked every round, so it only compares instants.
+    pub fn sweep_due(&mut self, now: Instant) -> Option<Sweep> {
+        if now < self.next_sweep {
+            return None;
+        }
+        self.next_sweep = now + TICK;
+        Some(Sweep {
+            close_idle: self
+                .stop_started
+                .is_some_and(|t| now.saturating_duration_since(t) >= TICK),
+        })
+    }
+
+    /// Makes the sweep due now (a timer fired).
+    pub fn sweep_now(&mut self, now: Instant) {
+        self.next_sweep = self.next_sweep.min(now);
+    }
 }
 
 /// A one-shot timer readable a TICK after arming, for epoll loops: waiting
@@ -188,6 +232,31 @@ pub fn wait_drained(grace: Duration, done: impl Fn() -> bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_sweeps_each_tick_and_bounds_a_stop_by_the_grace() {
+        let mut c = Clock::new(3 * TICK);
+        let t0 = Instant::now();
+        assert_eq!(c.sweep_due(t0), None, "the first sweep is a TICK away");
+        let due = c.sweep_due(t0 + TICK).unwrap();
+        assert!(!due.close_idle);
+        assert_eq!(c.sweep_due(t0 + TICK), None);
+        c.sweep_now(t0 + TICK);
+        assert!(
+            c.sweep_due(t0 + TICK).is_some(),
+            "a fired timer makes it due"
+        );
+        assert!(!c.is_stopping() && !c.grace_over(t0 + 100 * TICK));
+        assert!(c.stop(t0 + TICK));
+        assert!(!c.stop(t0 + 2 * TICK), "only the first stop counts");
+        // Idle connections close once shutdown is a TICK old.
+        let half = t0 + TICK + TICK / 2;
+        c.sweep_now(half);
+        assert!(!c.sweep_due(half).unwrap().close_idle);
+        assert!(c.sweep_due(half + TICK).unwrap().close_idle);
+        assert!(!c.grace_over(t0 + 4 * TICK - Duration::from_millis(1)));
+        assert!(c.grace_over(t0 + 4 * TICK));
+    }
 
     #[test]
     fn trigger_wakes_a_sleeper_at_once() {

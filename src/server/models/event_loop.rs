@@ -17,7 +17,7 @@ use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::linger::{drop_input, Linger};
 use crate::server::offload::Offload;
 use crate::server::session::Session;
-use crate::server::shutdown::{sweep_due, TickTimer, TICK};
+use crate::server::shutdown::{Clock, TickTimer, TICK};
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
 
@@ -137,11 +137,9 @@ struct Reactor<'a> {
     accept_more: bool,
     /// Accepting is paused until then after running out of resources.
     accept_paused_until: Option<Instant>,
-    next_sweep: Instant,
+    clock: Clock,
     /// The TICK timer fired this round: it is armed again after the sweep.
     tick_fired: bool,
-    /// When shutdown was first seen.
-    stop_started: Option<Instant>,
 }
 
 impl<'a> Reactor<'a> {
@@ -172,9 +170,8 @@ impl<'a> Reactor<'a> {
             accept_pending: false,
             accept_more: false,
             accept_paused_until: None,
-            next_sweep: Instant::now() + TICK,
+            clock: Clock::new(cfg.shutdown_grace),
             tick_fired: false,
-            stop_started: None,
         })
     }
 
@@ -350,7 +347,7 @@ impl<'a> Reactor<'a> {
 
     /// Once a tick: deadlines, and idle connections closed when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        let Some(due) = sweep_due(&mut self.next_sweep, now, self.stop_started) else {
+        let Some(due) = self.clock.sweep_due(now) else {
             return;
         };
         self.sweep(now, stopping, due.close_idle);
@@ -400,10 +397,9 @@ impl<'a> Reactor<'a> {
     fn stopped(&mut self, now: Instant) -> bool {
         if let Some(mut l) = self.listener.take() {
             let _ = self.poll.registry().deregister(&mut l);
-            self.stop_started = Some(now);
         }
-        let deadline = self.stop_started.map(|t| t + self.env.cfg.shutdown_grace);
-        self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
+        self.clock.stop(now);
+        self.conns.is_empty() || self.clock.grace_over(now)
     }
 }
 

@@ -19,7 +19,7 @@ use crate::server::driver::Lent;
 use crate::server::linger::Linger;
 use crate::server::models::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
-use crate::server::shutdown::{sweep_due, TICK};
+use crate::server::shutdown::{Clock, TICK};
 use crate::server::workers::SetUp;
 use crate::server::{ServerConfig, Shutdown};
 
@@ -89,8 +89,7 @@ struct Worker<'a> {
     cqes: Vec<(u64, i32, u32)>,
     /// Connections to drive this round.
     touched: Vec<usize>,
-    next_sweep: Instant,
-    stop_started: Option<Instant>,
+    clock: Clock,
 }
 
 impl<'a> Worker<'a> {
@@ -133,8 +132,7 @@ impl<'a> Worker<'a> {
             sqes: Vec::new(),
             cqes: Vec::new(),
             touched: Vec::new(),
-            next_sweep: Instant::now() + TICK,
-            stop_started: None,
+            clock: Clock::new(cfg.shutdown_grace),
         })
     }
 
@@ -372,7 +370,7 @@ impl<'a> Worker<'a> {
     /// Once a tick: deadlines, lingering ends, and idle connections closed
     /// when stopping.
     fn sweep_if_due(&mut self, now: Instant, stopping: bool) {
-        let Some(due) = sweep_due(&mut self.next_sweep, now, self.stop_started) else {
+        let Some(due) = self.clock.sweep_due(now) else {
             return;
         };
         let mut dead = Vec::new();
@@ -410,8 +408,7 @@ impl<'a> Worker<'a> {
     /// Shutdown: stops accepting the first time, then says whether the
     /// worker is done (no connections left, or the grace period is over).
     fn stopped(&mut self, now: Instant) -> bool {
-        if self.stop_started.is_none() {
-            self.stop_started = Some(now);
+        if self.clock.stop(now) {
             self.listener = None;
             self.arm_accept(now);
             // Connections between requests learn of it now, not at their
@@ -421,8 +418,7 @@ impl<'a> Worker<'a> {
                 self.touch(t);
             }
         }
-        let deadline = self.stop_started.map(|t| t + self.env.cfg.shutdown_grace);
-        self.conns.is_empty() || deadline.is_some_and(|d| now >= d)
+        self.conns.is_empty() || self.clock.grace_over(now)
     }
 
     /// Ends every connection and waits (boundedly) for the kernel to finish

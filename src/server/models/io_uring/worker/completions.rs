@@ -45,7 +45,7 @@ impl Worker<'_> {
                 Op::Wake => {
                     self.woken = true;
                     self.wake_armed = false;
-                    if res != -libc::ECANCELED && self.stop_started.is_none() {
+                    if res != -libc::ECANCELED && !self.clock.is_stopping() {
                         self.arm_wake();
                     }
                 }
@@ -63,7 +63,7 @@ impl Worker<'_> {
     /// multishot timeouts) turns quiet sends off, so the next is one-shot.
     fn on_tick(&mut self, res: i32, flags: u32, now: Instant) {
         self.tick_armed = cqueue::more(flags);
-        self.next_sweep = self.next_sweep.min(now);
+        self.clock.sweep_now(now);
         if !self.tick_armed && res != -libc::ETIME && self.features.quiet_sends {
             eprintln!("loadlab: io-uring: the ring's tick ended ({res}); quiet sends off");
             self.features.quiet_sends = false;

@@ -560,10 +560,6 @@ fn a_facade_defines_nothing_and_child_paths_are_read() {
     ));
 }
 
-/// What the models share below their own files (`models` itself is the
-/// registry's entry point): what the loops on a worker's thread share.
-const MODELS_SHARED: &[&str] = &["loop_ctx"];
-
 #[test]
 fn no_model_imports_from_another_model_s_file() {
     let (_, sources) = Tree::read();
@@ -583,7 +579,7 @@ fn no_model_imports_from_another_model_s_file() {
             if let [s, m, other, ..] = abs.as_slice() {
                 if (s.as_str(), m.as_str()) == ("server", "models") {
                     count += 1;
-                    if other != own && !MODELS_SHARED.contains(&other.as_str()) {
+                    if other != own {
                         let f = f.strip_prefix(src()).unwrap().display();
                         bad.push(format!("{f}: {p} ({own} -> {other})"));
                     }

@@ -9,6 +9,7 @@ pub mod driver;
 pub mod handlers;
 pub mod linger;
 mod listen;
+pub mod loop_ctx;
 pub mod models;
 pub mod offload;
 pub mod outq;

@@ -15,13 +15,13 @@ use slab::Slab;
 use crate::server::accept;
 use crate::server::driver::{self, Lent, Pause, Socket};
 use crate::server::linger::{drop_input, Linger};
+use crate::server::loop_ctx::{self, Done, Env, Wake};
 use crate::server::offload::Offload;
 use crate::server::session::Session;
 use crate::server::shutdown::{Clock, TickTimer, TICK};
 use crate::server::workers::per_listener;
 use crate::server::{Ready, ServerConfig, Shutdown};
 
-use super::loop_ctx::{self, Done, Env, Wake};
 use crate::server::outq::{OutQueue, Wrote};
 
 const LISTENER: Token = Token(usize::MAX);

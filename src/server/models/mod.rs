@@ -5,7 +5,6 @@ pub mod async_tasks;
 pub mod event_loop;
 pub mod io_uring;
 pub mod iterative;
-mod loop_ctx;
 pub mod prefork;
 pub mod thread_per_conn;
 pub mod thread_pool;

@@ -13,7 +13,7 @@ use super::ring::BUF_GROUP;
 use super::{user_data, Op};
 use crate::server::driver::{self, Pause, Socket};
 use crate::server::linger::Linger;
-use crate::server::models::loop_ctx::{self, Wake};
+use crate::server::loop_ctx::{self, Wake};
 use crate::server::outq::{Front, OutQueue, Wrote};
 use crate::server::session::Session;
 use crate::server::task::TaskDone;

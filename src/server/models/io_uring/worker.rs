@@ -17,7 +17,7 @@ use super::ring::{self, BufRing, Features};
 use super::{decode, user_data, Op};
 use crate::server::driver::Lent;
 use crate::server::linger::Linger;
-use crate::server::models::loop_ctx::{Done, Env};
+use crate::server::loop_ctx::{Done, Env};
 use crate::server::offload::Offload;
 use crate::server::shutdown::{Clock, TICK};
 use crate::server::workers::SetUp;

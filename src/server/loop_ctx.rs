@@ -1,5 +1,6 @@
-//! What models driving connections on a worker's own thread share: the
-//! inbox finished blocking tasks return through, and a drive's context.
+//! What a model that drives many connections on a worker's thread (the
+//! event loop, io-uring) gets per worker: the inbox finished offload tasks
+//! return through, the worker's lent buffers, and a drive's context.
 
 use std::cell::RefCell;
 use std::sync::mpsc::Sender;

@@ -113,7 +113,8 @@ fn thread_pool_of_0_workers_grows_on_demand_and_shrinks_when_idle() {
 /// RLIMIT_NPROC counts every process and thread of user nobody, not only
 /// the server's: tests that run as nobody at the same time would eat each
 /// other's budget (one server's forked workers left another none for its
-/// offload threads), so they take turns.
+/// offload threads), so they take turns: under `cargo test` by this lock,
+/// under nextest (a process per test) by the `nobody` test group.
 fn one_nobody_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())

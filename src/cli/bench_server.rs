@@ -284,11 +284,11 @@ impl Sampling {
         let recorded = self.recording.finish()?;
         // Whether its user samples should reach loadlab's own functions.
         let comm = std::fs::read_to_string(format!("/proc/{}/comm", self.pid)).unwrap_or_default();
-        let mut stacks = summarize(&recorded.folded, comm.trim() == "loadlab");
+        let loadlab = comm.trim() == "loadlab";
+        let stacks = summarize(&recorded.folded, recorded.left_out, loadlab);
         if stacks.samples == 0 {
             return Err("perf took no sample of the server".into());
         }
-        stacks.left_out = recorded.left_out;
         Ok((stacks, flame_graph(&recorded.folded, title)?))
     }
 }

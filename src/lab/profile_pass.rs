@@ -114,7 +114,7 @@ fn one(
     }
     let target = &run.config.target;
     let loadlab = target.starts_with("model:");
-    let s = summarize(&recorded.folded, loadlab);
+    let s = summarize(&recorded.folded, recorded.left_out, loadlab);
     if s.samples == 0 {
         return Err("perf took no sample of the server".into());
     }
@@ -127,7 +127,7 @@ fn one(
         target: target.clone(),
         setting: setting(run),
         samples: s.samples,
-        left_out: recorded.left_out,
+        left_out: s.left_out,
         kernel_pct: s.kernel_pct,
         user_in_loadlab_pct: s.user_in_loadlab_pct,
         top_kernel: s.top_kernel,

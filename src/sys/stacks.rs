@@ -90,15 +90,16 @@ pub struct Summary {
     /// first, those under 1 % left out.
     pub areas: Vec<Share>,
     /// Samples perf recorded that are in no stack above (unreadable: a
-    /// thread caught as it exited); set by whoever folded them.
+    /// thread caught as it exited).
     #[serde(default)]
     pub left_out: u64,
 }
 
 /// Folded stacks (`comm;outer;...;inner N` per line, kernel frames
-/// ending `_[k]`) as a profile's figures; `loadlab` says whether to count
-/// the user samples that reach a loadlab function.
-pub fn summarize(folded: &str, loadlab: bool) -> Summary {
+/// ending `_[k]`) as a profile's figures, with the `left_out` samples the
+/// folder could not read; `loadlab` says whether to count the user samples
+/// that reach a loadlab function.
+pub fn summarize(folded: &str, left_out: u64, loadlab: bool) -> Summary {
     let mut in_area = vec![0u64; AREAS.len()];
     let mut total = 0u64;
     let (mut kernel, mut user, mut reached) = (0u64, 0u64, 0u64);
@@ -167,7 +168,7 @@ pub fn summarize(folded: &str, loadlab: bool) -> Summary {
         .collect();
     areas.sort_by(|a, b| b.pct.total_cmp(&a.pct));
     Summary {
-        left_out: 0,
+        left_out,
         samples: total,
         kernel_pct: pct(kernel),
         user_in_loadlab_pct: (loadlab && user > 0).then(|| reached as f64 * 100.0 / user as f64),
@@ -242,7 +243,7 @@ mod tests {
         let folded = "loadlab;main;loadlab::serve;tcp_sendmsg_[k] 60\n\
                       loadlab;main;loadlab::serve;memcpy 30\n\
                       loadlab;[unknown];memcpy 10\n";
-        let s = summarize(folded, true);
+        let s = summarize(folded, 0, true);
         assert_eq!((s.samples, s.kernel_pct), (100, 60.0));
         assert_eq!(
             s.user_in_loadlab_pct,
@@ -257,7 +258,7 @@ mod tests {
             (s.areas[0].function.as_str(), s.areas[0].pct),
             ("TCP/IP", 60.0)
         );
-        assert_eq!(summarize(folded, false).user_in_loadlab_pct, None);
+        assert_eq!(summarize(folded, 0, false).user_in_loadlab_pct, None);
     }
 
     #[test]

@@ -459,6 +459,7 @@ pub fn fd_count(pid: i32) -> usize {
         .map(|d| d.count())
         .unwrap_or(0)
 }
+
 /// Held by each test in nextest's `socket-memory` group (echo_memory's
 /// holds, the slow readers beside a normal client), so that under `cargo
 /// test` too they run one at a time: each fills hundreds of MiB of kernel

@@ -220,10 +220,8 @@ impl<'a> Reactor<'a> {
     /// of descriptors or memory.
     fn accept(&mut self, now: Instant) {
         self.accept_more = false;
-        if self.accept_paused_until.is_some_and(|t| now >= t) {
-            self.accept_paused_until = None;
-        }
-        if !self.accept_pending || self.accept_paused_until.is_some() {
+        let paused = self.accept_paused_until.is_some_and(|t| now < t);
+        if !self.accept_pending || paused {
             return;
         }
         let Some(l) = self.listener.as_ref() else {

@@ -248,13 +248,11 @@ impl<'a> Worker<'a> {
     /// Arms the multishot accept when it is off and may run; cancels it at
     /// the connection limit.
     fn arm_accept(&mut self, now: Instant) {
-        if self.accept_paused_until.is_some_and(|t| now >= t) {
-            self.accept_paused_until = None;
-        }
+        let paused = self.accept_paused_until.is_some_and(|t| now < t);
         let full = self.conns.len() >= self.max_conns;
         let ud = user_data(Op::Accept, 0, 0);
         match (&self.listener, self.accepting) {
-            (Some(l), Accepting::Off) if !full && self.accept_paused_until.is_none() => {
+            (Some(l), Accepting::Off) if !full && !paused => {
                 // Nonblocking, so a splice to a full socket answers EAGAIN
                 // rather than holding an io-wq thread (conn's SPLICE_FLAGS).
                 let e = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))

@@ -108,7 +108,9 @@ fn serve_on(
         // runs a task a worker spawns next on that same worker.
         let shared = Shared::new(cfg, shutdown, offload);
         let accepted = tokio::spawn(accept_loop(listener, shared, limit.clone())).await;
-        // The listener is closed, so new clients are refused while these drain.
+        // The listener is closed, so new clients are refused while these
+        // drain: awaited, not `wait_drained`, as a current-thread runtime
+        // runs its tasks only while it is blocked on.
         let until = Instant::now() + cfg.shutdown_grace;
         while limit.active() > 0 && Instant::now() < until {
             tokio::time::sleep(DRAIN_POLL).await;
